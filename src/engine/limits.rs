@@ -1,0 +1,109 @@
+//! When a search must stop: a deadline, a depth, a node count, or a cancel flag.
+//!
+//! The first limit hit wins. The clock is read only every [`CHECK_INTERVAL`] nodes, so the
+//! check costs next to nothing per node while overshooting a deadline by well under a millisecond.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Nodes between two reads of the clock and the cancel flag.
+pub const CHECK_INTERVAL: u64 = 1024;
+
+/// A point in time after which the search must return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Deadline(pub Instant);
+
+impl Deadline {
+    pub fn after(budget: Duration) -> Self {
+        Deadline(Instant::now() + budget)
+    }
+
+    pub fn has_passed(&self) -> bool {
+        Instant::now() >= self.0
+    }
+
+    pub fn remaining(&self) -> Duration {
+        self.0.saturating_duration_since(Instant::now())
+    }
+}
+
+/// A flag another thread sets to stop a search (a client that went away, a server shutting
+/// down). Cloning shares the flag.
+#[derive(Clone, Debug, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Everything that can end a search before it proves the result.
+#[derive(Clone, Debug, Default)]
+pub struct SearchLimits {
+    pub deadline: Option<Deadline>,
+    /// Deepest iteration to run (plies from the root).
+    pub max_depth: Option<u32>,
+    /// Stop once this many nodes have been visited.
+    pub max_nodes: Option<u64>,
+    pub cancel: Option<CancelFlag>,
+}
+
+impl SearchLimits {
+    /// Limits with only a time budget from now.
+    pub fn with_budget(budget: Duration) -> Self {
+        SearchLimits { deadline: Some(Deadline::after(budget)), ..Default::default() }
+    }
+
+    /// Limits with only a depth.
+    pub fn with_depth(depth: u32) -> Self {
+        SearchLimits { max_depth: Some(depth), ..Default::default() }
+    }
+
+    /// Which hard limit, if any, has been reached after `nodes` nodes. Reads the clock.
+    pub fn reached(&self, nodes: u64) -> Option<StopReason> {
+        if self.cancel.as_ref().is_some_and(CancelFlag::is_cancelled) {
+            return Some(StopReason::Cancelled);
+        }
+        if self.max_nodes.is_some_and(|max| nodes >= max) {
+            return Some(StopReason::Nodes);
+        }
+        if self.deadline.is_some_and(|d| d.has_passed()) {
+            return Some(StopReason::Time);
+        }
+        None
+    }
+}
+
+/// Why a search returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The result is proven: no limit cut it short.
+    Proven,
+    /// The deepest allowed iteration completed.
+    Depth,
+    Nodes,
+    Time,
+    Cancelled,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Proven => "proven",
+            StopReason::Depth => "depth",
+            StopReason::Nodes => "nodes",
+            StopReason::Time => "time",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! The game-agnostic search engine.
+//!
+//! - [`game`]: the [`Game`] trait every game implements, scores and moves.
+//! - [`search`]: iterative-deepening alpha-beta (PVS) and plain minimax.
+//! - [`table`]: the lock-free transposition table shared by all searches.
+//! - [`ordering`]: killers, history and lazy move picking.
+//! - [`limits`]: deadline, depth, node and cancel limits.
+//! - [`report`]: what a search returns.
+//!
+//! The engine knows nothing of HTTP, serde or tokio; the service drives it from worker threads.
+
+pub mod game;
+pub mod limits;
+pub mod ordering;
+pub mod report;
+pub mod search;
+pub mod table;
+
+pub use game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Side, Status, WIN, is_decisive};
+pub use limits::{CancelFlag, Deadline, SearchLimits, StopReason};
+pub use report::{Iteration, MoveScore, Outcome, Proof, SearchReport};
+pub use search::{Algorithm, SearchOptions, search};
+pub use table::{Bound, Entry, TableStats, TranspositionTable};

@@ -1,0 +1,189 @@
+//! The games kibitz plays, each behind the engine's [`Game`] trait, plus what every board game
+//! shares: reading a board given as text rows ([`Grid`]) and validating it ([`PositionError`]).
+//!
+//! [`BoardGame`] is what the service needs on top of the rules: build a position from a grid,
+//! name a move's cell, and think about a position (by default the generic engine; a game with a
+//! better driver, such as an exact solver or a threat search, overrides [`BoardGame::think`]).
+
+pub mod tictactoe;
+
+use std::fmt::Debug;
+
+use crate::engine::{Game, Move, SearchLimits, SearchOptions, SearchReport, Side, TranspositionTable, search};
+
+/// A cell, 0-based from the top-left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Cell {
+    pub row: usize,
+    pub col: usize,
+}
+
+/// What a grid cell holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stone {
+    Empty,
+    Player(Side),
+}
+
+/// A board read from text rows, top to bottom: `.` empty, `X`/`x` first player, `O`/`o` second.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub rows: usize,
+    pub cols: usize,
+    /// Row-major, `rows * cols` cells.
+    pub cells: Vec<Stone>,
+}
+
+impl Grid {
+    /// Parses rows of text, refusing anything larger than `max_side` on either side before
+    /// looking at the cells (the caller's body limit bounds the input itself).
+    pub fn parse<S: AsRef<str>>(rows: &[S], max_side: usize) -> Result<Grid, PositionError> {
+        if rows.is_empty() {
+            return Err(PositionError::Shape("the board has no rows".into()));
+        }
+        let cols = rows[0].as_ref().chars().count();
+        if cols == 0 {
+            return Err(PositionError::Shape("row 0 is empty".into()));
+        }
+        if rows.len() > max_side || cols > max_side {
+            return Err(PositionError::Shape(format!(
+                "the board is {} rows x {} columns; at most {max_side} on a side",
+                rows.len(),
+                cols
+            )));
+        }
+        let mut cells = Vec::with_capacity(rows.len() * cols);
+        for (r, row) in rows.iter().enumerate() {
+            let row = row.as_ref();
+            let len = row.chars().count();
+            if len != cols {
+                return Err(PositionError::Shape(format!("row {r} has {len} cells; row 0 has {cols}")));
+            }
+            for (c, ch) in row.chars().enumerate() {
+                cells.push(match ch {
+                    '.' => Stone::Empty,
+                    'X' | 'x' => Stone::Player(Side::First),
+                    'O' | 'o' => Stone::Player(Side::Second),
+                    other => return Err(PositionError::BadCell { row: r, col: c, found: other }),
+                });
+            }
+        }
+        Ok(Grid { rows: rows.len(), cols, cells })
+    }
+
+    pub fn at(&self, row: usize, col: usize) -> Stone {
+        self.cells[row * self.cols + col]
+    }
+
+    /// Stones of each side: (first, second).
+    pub fn counts(&self) -> (usize, usize) {
+        let first = self.cells.iter().filter(|&&s| s == Stone::Player(Side::First)).count();
+        let second = self.cells.iter().filter(|&&s| s == Stone::Player(Side::Second)).count();
+        (first, second)
+    }
+
+    /// The side to move implied by the stone counts, or the requested one when the counts allow
+    /// it. Alternating play from an empty board with the first player starting leaves the first
+    /// player either level (first to move) or one stone ahead (second to move).
+    pub fn side_to_move(&self, requested: Option<Side>, allow_setup: bool) -> Result<Side, PositionError> {
+        let (x, o) = self.counts();
+        let natural = if x == o {
+            Side::First
+        } else if x == o + 1 {
+            Side::Second
+        } else if allow_setup && requested.is_some() && x.abs_diff(o) <= 1 {
+            return Ok(requested.unwrap_or(Side::First));
+        } else {
+            return Err(PositionError::Counts(format!(
+                "X has {x} stones and O has {o}: X moves first, so X has as many stones as O or one more"
+            )));
+        };
+        match requested {
+            Some(side) if side != natural && !allow_setup => Err(PositionError::Counts(format!(
+                "X has {x} stones and O has {o}, so {} is to move, not {}",
+                natural.letter(),
+                side.letter()
+            ))),
+            Some(side) => Ok(side),
+            None => Ok(natural),
+        }
+    }
+}
+
+/// Why a board cannot be played.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PositionError {
+    #[error("{0}")]
+    Shape(String),
+    #[error("row {row}, column {col}: '{found}' is not a cell; use '.', 'X' or 'O'")]
+    BadCell { row: usize, col: usize, found: char },
+    #[error("{0}")]
+    Counts(String),
+    #[error("row {row}, column {col}: the disc floats above an empty cell")]
+    Floating { row: usize, col: usize },
+    #[error("the game is already over: {0}")]
+    GameOver(String),
+    #[error("{0}")]
+    Rules(String),
+}
+
+/// A game the service can play: rules plus the board format and a move's cell.
+pub trait BoardGame: Game + Debug {
+    /// Game-specific options (gomoku's win length and overline rule, ...).
+    type Rules: Clone + Debug + Default + PartialEq + Send + Sync + 'static;
+
+    /// The name clients use (`"tictactoe"`, ...).
+    const NAME: &'static str;
+
+    /// Largest board side accepted, checked before a board is read cell by cell.
+    const MAX_SIDE: usize;
+
+    /// Builds a position, rejecting boards that cannot arise in the game.
+    fn from_grid(grid: &Grid, to_move: Option<Side>, rules: &Self::Rules) -> Result<Self, PositionError>;
+
+    /// The cell a move plays into (Connect-4: the landing cell).
+    fn cell_of(&self, mv: Move) -> Cell;
+
+    /// Searches the position. The generic engine by default.
+    fn think(&self, limits: &SearchLimits, options: SearchOptions, table: &TranspositionTable) -> SearchReport {
+        search(self, limits, options, table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_reads_rows_top_to_bottom_in_either_case() {
+        let grid = Grid::parse(&["x.O", "...", "X.o"], 10).unwrap();
+        assert_eq!((grid.rows, grid.cols), (3, 3));
+        assert_eq!(grid.at(0, 0), Stone::Player(Side::First));
+        assert_eq!(grid.at(0, 2), Stone::Player(Side::Second));
+        assert_eq!(grid.at(2, 2), Stone::Player(Side::Second));
+        assert_eq!(grid.counts(), (2, 2));
+    }
+
+    #[test]
+    fn grid_names_the_bad_cell() {
+        let err = Grid::parse(&["...", ".#."], 10).unwrap_err();
+        assert_eq!(err, PositionError::BadCell { row: 1, col: 1, found: '#' });
+    }
+
+    #[test]
+    fn grid_refuses_ragged_and_oversized_boards() {
+        assert!(matches!(Grid::parse(&["...", ".."], 10), Err(PositionError::Shape(_))));
+        assert!(matches!(Grid::parse(&["..........."], 10), Err(PositionError::Shape(_))));
+        assert!(matches!(Grid::parse::<&str>(&[], 10), Err(PositionError::Shape(_))));
+    }
+
+    #[test]
+    fn side_to_move_follows_the_counts() {
+        let grid = Grid::parse(&["X..", "...", "..."], 3).unwrap();
+        assert_eq!(grid.side_to_move(None, false), Ok(Side::Second));
+        assert!(grid.side_to_move(Some(Side::First), false).is_err());
+        assert_eq!(grid.side_to_move(Some(Side::First), true), Ok(Side::First));
+        let bad = Grid::parse(&["XX.", "...", "..."], 3).unwrap();
+        assert!(matches!(bad.side_to_move(None, false), Err(PositionError::Counts(_))));
+    }
+}
