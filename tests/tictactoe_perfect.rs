@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use kibitz::engine::{
-    Algorithm, Game, Outcome, SearchLimits, SearchOptions, Status, StopReason, TranspositionTable, WIN, search,
+    Algorithm, Game, Outcome, SearchLimits, SearchOptions, Status, StopReason, TranspositionTable,
+    WIN, search,
 };
 use kibitz::games::tictactoe::TicTacToe;
 
@@ -26,7 +27,13 @@ fn true_value(position: &mut TicTacToe, memo: &mut HashMap<u64, i32>) -> i32 {
         let child = -true_value(position, memo);
         position.unmake(mv);
         // One ply further from the end: a win gets one ply later, a loss too.
-        let v = if child > 0 { child - 1 } else if child < 0 { child + 1 } else { 0 };
+        let v = if child > 0 {
+            child - 1
+        } else if child < 0 {
+            child + 1
+        } else {
+            0
+        };
         best = best.max(v);
     }
     memo.insert(position.hash(), best);
@@ -66,12 +73,23 @@ fn every_move_keeps_the_game_value_and_wins_fastest() {
     let mut memo = HashMap::new();
     for mut position in all_positions() {
         let value = true_value(&mut position, &mut memo);
-        let report = search(&position, &SearchLimits::default(), SearchOptions::default(), &table);
+        let report = search(
+            &position,
+            &SearchLimits::default(),
+            SearchOptions::default(),
+            &table,
+        );
         let mv = report.best_move.expect("an unfinished position has a move");
         position.make(mv);
         let child = -true_value(&mut position, &mut memo);
         position.unmake(mv);
-        let after = if child > 0 { child - 1 } else if child < 0 { child + 1 } else { 0 };
+        let after = if child > 0 {
+            child - 1
+        } else if child < 0 {
+            child + 1
+        } else {
+            0
+        };
         assert_eq!(after, value, "move {mv:?} worsens {position:?}");
         assert_eq!(report.stop_reason, StopReason::Proven);
         let proof = report.proof.expect("tic-tac-toe is always proven");
@@ -91,7 +109,12 @@ fn every_move_keeps_the_game_value_and_wins_fastest() {
 #[test]
 fn the_empty_board_is_a_draw_in_nine_plies() {
     let table = TranspositionTable::with_megabytes(1);
-    let report = search(&TicTacToe::new(), &SearchLimits::default(), SearchOptions::default(), &table);
+    let report = search(
+        &TicTacToe::new(),
+        &SearchLimits::default(),
+        SearchOptions::default(),
+        &table,
+    );
     let proof = report.proof.unwrap();
     assert_eq!((proof.outcome, proof.plies_to_end), (Outcome::Draw, 9));
 }
@@ -99,8 +122,16 @@ fn the_empty_board_is_a_draw_in_nine_plies() {
 #[test]
 fn full_minimax_from_the_empty_board_visits_549946_nodes() {
     let table = TranspositionTable::with_megabytes(1);
-    let options = SearchOptions { algorithm: Algorithm::Minimax, analysis: false };
-    let report = search(&TicTacToe::new(), &SearchLimits::with_depth(9), options, &table);
+    let options = SearchOptions {
+        algorithm: Algorithm::Minimax,
+        ..Default::default()
+    };
+    let report = search(
+        &TicTacToe::new(),
+        &SearchLimits::with_depth(9),
+        options,
+        &table,
+    );
     let last = report.iterations.last().unwrap();
     assert_eq!((last.depth, last.nodes), (9, 549_946));
     assert_eq!(report.proof.unwrap().outcome, Outcome::Draw);
@@ -109,6 +140,15 @@ fn full_minimax_from_the_empty_board_visits_549946_nodes() {
 #[test]
 fn alpha_beta_solves_the_empty_board_in_a_tiny_fraction_of_minimax_nodes() {
     let table = TranspositionTable::with_megabytes(1);
-    let report = search(&TicTacToe::new(), &SearchLimits::default(), SearchOptions::default(), &table);
-    assert!(report.nodes * 50 < 549_946, "alpha-beta used {} nodes", report.nodes);
+    let report = search(
+        &TicTacToe::new(),
+        &SearchLimits::default(),
+        SearchOptions::default(),
+        &table,
+    );
+    assert!(
+        report.nodes * 50 < 549_946,
+        "alpha-beta used {} nodes",
+        report.nodes
+    );
 }

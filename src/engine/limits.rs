@@ -61,12 +61,18 @@ pub struct SearchLimits {
 impl SearchLimits {
     /// Limits with only a time budget from now.
     pub fn with_budget(budget: Duration) -> Self {
-        SearchLimits { deadline: Some(Deadline::after(budget)), ..Default::default() }
+        SearchLimits {
+            deadline: Some(Deadline::after(budget)),
+            ..Default::default()
+        }
     }
 
     /// Limits with only a depth.
     pub fn with_depth(depth: u32) -> Self {
-        SearchLimits { max_depth: Some(depth), ..Default::default() }
+        SearchLimits {
+            max_depth: Some(depth),
+            ..Default::default()
+        }
     }
 
     /// Which hard limit, if any, has been reached after `nodes` nodes. Reads the clock.

@@ -39,8 +39,15 @@ impl Proof {
             return None;
         }
         let plies_to_end = (WIN - score.abs()) as u32;
-        let outcome = if score > 0 { Outcome::Win } else { Outcome::Loss };
-        Some(Proof { outcome, plies_to_end })
+        let outcome = if score > 0 {
+            Outcome::Win
+        } else {
+            Outcome::Loss
+        };
+        Some(Proof {
+            outcome,
+            plies_to_end,
+        })
     }
 }
 
@@ -87,6 +94,10 @@ impl SearchReport {
     /// Nodes per second, 0 for an instant search.
     pub fn nodes_per_second(&self) -> u64 {
         let secs = self.elapsed.as_secs_f64();
-        if secs > 0.0 { (self.nodes as f64 / secs) as u64 } else { 0 }
+        if secs > 0.0 {
+            (self.nodes as f64 / secs) as u64
+        } else {
+            0
+        }
     }
 }

@@ -13,7 +13,9 @@ use super::game::{Game, INFINITY, MAX_PLY, Move, Score, Status, WIN, is_decisive
 use super::limits::{CHECK_INTERVAL, SearchLimits, StopReason};
 use super::ordering::{MoveOrdering, pick_best};
 use super::report::{Iteration, MoveScore, Proof, SearchReport};
-use super::table::{Bound, Entry, TableStats, TranspositionTable, score_from_table, score_to_table};
+use super::table::{
+    Bound, Entry, TableStats, TranspositionTable, score_from_table, score_to_table,
+};
 
 /// Which algorithm walks the tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,6 +33,8 @@ pub struct SearchOptions {
     pub algorithm: Algorithm,
     /// Score every legal root move with a full window (slower; the scores are exact per move).
     pub analysis: bool,
+    /// Neither read nor write the transposition table (to check that it changes no result).
+    pub without_table: bool,
 }
 
 /// Searches `root` under `limits` and reports the best move found.
@@ -83,7 +87,12 @@ pub struct Searcher<'t, G: Game> {
 }
 
 impl<'t, G: Game> Searcher<'t, G> {
-    fn new(pos: G, table: &'t TranspositionTable, limits: SearchLimits, options: SearchOptions) -> Self {
+    fn new(
+        pos: G,
+        table: &'t TranspositionTable,
+        limits: SearchLimits,
+        options: SearchOptions,
+    ) -> Self {
         let move_space = pos.move_space();
         Searcher {
             pos,
@@ -96,8 +105,12 @@ impl<'t, G: Game> Searcher<'t, G> {
             limits_armed: false,
             stats: TableStats::default(),
             ordering: MoveOrdering::new(move_space),
-            move_buffers: (0..=MAX_PLY).map(|_| Vec::with_capacity(move_space)).collect(),
-            key_buffers: (0..=MAX_PLY).map(|_| Vec::with_capacity(move_space)).collect(),
+            move_buffers: (0..=MAX_PLY)
+                .map(|_| Vec::with_capacity(move_space))
+                .collect(),
+            key_buffers: (0..=MAX_PLY)
+                .map(|_| Vec::with_capacity(move_space))
+                .collect(),
             pv: vec![[Move::NONE; MAX_PLY]; MAX_PLY + 1],
             pv_len: [0; MAX_PLY + 1],
         }
@@ -120,11 +133,17 @@ impl<'t, G: Game> Searcher<'t, G> {
         match self.pos.status() {
             Status::Lost => {
                 report.score = -WIN;
-                report.proof = Some(Proof { outcome: super::report::Outcome::Loss, plies_to_end: 0 });
+                report.proof = Some(Proof {
+                    outcome: super::report::Outcome::Loss,
+                    plies_to_end: 0,
+                });
                 return report;
             }
             Status::Draw => {
-                report.proof = Some(Proof { outcome: super::report::Outcome::Draw, plies_to_end: 0 });
+                report.proof = Some(Proof {
+                    outcome: super::report::Outcome::Draw,
+                    plies_to_end: 0,
+                });
                 return report;
             }
             Status::Ongoing => {}
@@ -132,7 +151,11 @@ impl<'t, G: Game> Searcher<'t, G> {
 
         let mut root_moves = self.root_moves();
         let exact_depth = self.pos.max_remaining_plies();
-        let max_depth = self.limits.max_depth.unwrap_or(u32::MAX).clamp(1, MAX_PLY as u32 - 1);
+        let max_depth = self
+            .limits
+            .max_depth
+            .unwrap_or(u32::MAX)
+            .clamp(1, MAX_PLY as u32 - 1);
         let mut best = root_moves[0];
         report.best_move = Some(best.mv);
         report.pv = vec![best.mv];
@@ -176,7 +199,11 @@ impl<'t, G: Game> Searcher<'t, G> {
             if self.options.analysis {
                 report.root_moves = root_moves
                     .iter()
-                    .map(|rm| MoveScore { mv: rm.mv, score: rm.score, proof: self.proof_of(rm.score, depth, exact_depth) })
+                    .map(|rm| MoveScore {
+                        mv: rm.mv,
+                        score: rm.score,
+                        proof: self.proof_of(rm.score, depth, exact_depth),
+                    })
                     .collect();
             }
             let exact = depth >= exact_depth;
@@ -200,8 +227,10 @@ impl<'t, G: Game> Searcher<'t, G> {
 
     fn proof_of(&self, score: Score, depth: u32, exact_depth: u32) -> Option<Proof> {
         Proof::from_decisive(score).or_else(|| {
-            (depth >= exact_depth && score == 0)
-                .then_some(Proof { outcome: super::report::Outcome::Draw, plies_to_end: exact_depth.min(depth) })
+            (depth >= exact_depth && score == 0).then_some(Proof {
+                outcome: super::report::Outcome::Draw,
+                plies_to_end: exact_depth.min(depth),
+            })
         })
     }
 
@@ -215,13 +244,25 @@ impl<'t, G: Game> Searcher<'t, G> {
         // Initial order: the game's hint, stable on ties.
         let pos = &self.pos;
         moves.sort_by_key(|&mv| std::cmp::Reverse(pos.move_order_hint(mv)));
-        if let Some(entry) = self.table.probe(self.pos.hash()) {
+        let probed = if self.options.without_table {
+            None
+        } else {
+            self.table.probe(self.pos.hash())
+        };
+        if let Some(entry) = probed {
             if let Some(i) = moves.iter().position(|&m| m == entry.best_move) {
                 let mv = moves.remove(i);
                 moves.insert(0, mv);
             }
         }
-        moves.into_iter().map(|mv| RootMove { mv, score: -INFINITY, exact: false }).collect()
+        moves
+            .into_iter()
+            .map(|mv| RootMove {
+                mv,
+                score: -INFINITY,
+                exact: false,
+            })
+            .collect()
     }
 
     /// One iteration over the root moves; false when a limit cut it short.
@@ -275,6 +316,9 @@ impl<'t, G: Game> Searcher<'t, G> {
                 }
             }
         }
+        if self.options.without_table {
+            return true;
+        }
         self.table.store(
             self.pos.hash(),
             Entry {
@@ -295,7 +339,11 @@ impl<'t, G: Game> Searcher<'t, G> {
             let reached = if self.limits_armed {
                 self.limits.reached(self.nodes)
             } else {
-                self.limits.cancel.as_ref().filter(|c| c.is_cancelled()).map(|_| StopReason::Cancelled)
+                self.limits
+                    .cancel
+                    .as_ref()
+                    .filter(|c| c.is_cancelled())
+                    .map(|_| StopReason::Cancelled)
             };
             if reached.is_some() {
                 self.stopped = reached;
@@ -385,8 +433,13 @@ impl<'t, G: Game> Searcher<'t, G> {
         // Step 5. Transposition table lookup.
         let key = self.pos.hash();
         let mut table_move = Move::NONE;
-        self.stats.probes += 1;
-        if let Some(entry) = self.table.probe(key) {
+        let probed = if self.options.without_table {
+            None
+        } else {
+            self.table.probe(key)
+        };
+        self.stats.probes += u64::from(!self.options.without_table);
+        if let Some(entry) = probed {
             self.stats.hits += 1;
             table_move = entry.best_move;
             if entry.depth as i32 >= depth {
@@ -410,7 +463,10 @@ impl<'t, G: Game> Searcher<'t, G> {
         self.pos.search_moves(&mut moves);
         let side = self.pos.side_to_move();
         for &mv in &moves {
-            keys.push(self.ordering.key(mv, table_move, ply, side, self.pos.move_order_hint(mv)));
+            keys.push(
+                self.ordering
+                    .key(mv, table_move, ply, side, self.pos.move_order_hint(mv)),
+            );
         }
 
         // Step 7. Search them: the first with the full window, the rest with a null window first.
@@ -459,6 +515,9 @@ impl<'t, G: Game> Searcher<'t, G> {
         }
 
         // Step 8. Store the result.
+        if self.options.without_table {
+            return best;
+        }
         let bound = if best >= beta {
             Bound::Lower
         } else if best > original_alpha {

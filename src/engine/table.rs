@@ -74,7 +74,9 @@ impl TranspositionTable {
     /// A table using at most `megabytes` MiB (at least one bucket), rounded down to a power of
     /// two number of buckets.
     pub fn with_megabytes(megabytes: usize) -> Self {
-        let bytes = megabytes.saturating_mul(1 << 20).max(BUCKET * Self::ENTRY_BYTES);
+        let bytes = megabytes
+            .saturating_mul(1 << 20)
+            .max(BUCKET * Self::ENTRY_BYTES);
         let buckets = (bytes / (BUCKET * Self::ENTRY_BYTES)).max(1);
         let buckets = 1usize << (usize::BITS - 1 - buckets.leading_zeros());
         Self::with_buckets(buckets)
@@ -266,7 +268,12 @@ mod tests {
     use crate::engine::game::WIN;
 
     fn entry(score: Score, depth: u8) -> Entry {
-        Entry { score, best_move: Move(7), depth, bound: Bound::Lower }
+        Entry {
+            score,
+            best_move: Move(7),
+            depth,
+            bound: Bound::Lower,
+        }
     }
 
     #[test]
@@ -279,7 +286,12 @@ mod tests {
         let table = TranspositionTable::with_megabytes(1);
         for (i, score) in [-WIN + 3, -17, 0, 42, WIN - 9].into_iter().enumerate() {
             let key = 0x1234_5678_9abc_def0 ^ (i as u64) << 40;
-            let e = Entry { score, best_move: Move(i as u16), depth: i as u8 * 3, bound: Bound::Exact };
+            let e = Entry {
+                score,
+                best_move: Move(i as u16),
+                depth: i as u8 * 3,
+                bound: Bound::Exact,
+            };
             table.store(key, e);
             assert_eq!(table.probe(key), Some(e));
         }
@@ -309,9 +321,14 @@ mod tests {
             table.new_search();
         }
         table.store(5 << 32, entry(1, 1));
-        let survivors = (1..=5u64).filter(|k| table.probe(k << 32).is_some()).count();
+        let survivors = (1..=5u64)
+            .filter(|k| table.probe(k << 32).is_some())
+            .count();
         assert_eq!(survivors, 4);
-        assert!(table.probe(5 << 32).is_some(), "the fresh entry replaced a stale one");
+        assert!(
+            table.probe(5 << 32).is_some(),
+            "the fresh entry replaced a stale one"
+        );
     }
 
     #[test]
@@ -321,7 +338,10 @@ mod tests {
             table.store(key << 32, entry(1, depth));
         }
         table.store(5 << 32, entry(1, 5));
-        assert!(table.probe(2 << 32).is_none(), "the shallowest entry was the victim");
+        assert!(
+            table.probe(2 << 32).is_none(),
+            "the shallowest entry was the victim"
+        );
         assert!(table.probe(5 << 32).is_some());
     }
 
@@ -329,7 +349,11 @@ mod tests {
     fn mate_scores_round_trip_through_the_table_at_any_ply() {
         let win_in_7 = WIN - 7;
         let stored = score_to_table(win_in_7, 3);
-        assert_eq!(stored, WIN - 4, "node-relative: the win is 4 plies from the stored node");
+        assert_eq!(
+            stored,
+            WIN - 4,
+            "node-relative: the win is 4 plies from the stored node"
+        );
         assert_eq!(score_from_table(stored, 5), WIN - 9);
         assert_eq!(score_from_table(score_to_table(-win_in_7, 3), 3), -win_in_7);
         assert_eq!(score_from_table(score_to_table(123, 3), 9), 123);
@@ -343,7 +367,11 @@ mod tests {
         let b = entry(-222, 4);
         table.store(key_a, a);
         // Simulate a writer for key_b that updated only the data word of key_a's slot.
-        let slot = table.slots.iter().find(|s| s.data.load(Ordering::Relaxed) != 0).unwrap();
+        let slot = table
+            .slots
+            .iter()
+            .find(|s| s.data.load(Ordering::Relaxed) != 0)
+            .unwrap();
         slot.data.store(pack(b, 0), Ordering::Relaxed);
         assert_eq!(table.probe(key_a), None);
         assert_eq!(table.probe(key_b), None);
@@ -362,7 +390,15 @@ mod tests {
                     let mut bad = 0;
                     for i in 0..200_000u64 {
                         let key = (i * 2 + t).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-                        table.store(key, Entry { score: score_of(key), best_move: Move(1), depth: 1, bound: Bound::Exact });
+                        table.store(
+                            key,
+                            Entry {
+                                score: score_of(key),
+                                best_move: Move(1),
+                                depth: 1,
+                                bound: Bound::Exact,
+                            },
+                        );
                         let probe_key = (i * 2 + 1 - t).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
                         if let Some(e) = table.probe(probe_key) {
                             if e.score != score_of(probe_key) {

@@ -9,7 +9,9 @@ pub mod tictactoe;
 
 use std::fmt::Debug;
 
-use crate::engine::{Game, Move, SearchLimits, SearchOptions, SearchReport, Side, TranspositionTable, search};
+use crate::engine::{
+    Game, Move, SearchLimits, SearchOptions, SearchReport, Side, TranspositionTable, search,
+};
 
 /// A cell, 0-based from the top-left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,18 +59,30 @@ impl Grid {
             let row = row.as_ref();
             let len = row.chars().count();
             if len != cols {
-                return Err(PositionError::Shape(format!("row {r} has {len} cells; row 0 has {cols}")));
+                return Err(PositionError::Shape(format!(
+                    "row {r} has {len} cells; row 0 has {cols}"
+                )));
             }
             for (c, ch) in row.chars().enumerate() {
                 cells.push(match ch {
                     '.' => Stone::Empty,
                     'X' | 'x' => Stone::Player(Side::First),
                     'O' | 'o' => Stone::Player(Side::Second),
-                    other => return Err(PositionError::BadCell { row: r, col: c, found: other }),
+                    other => {
+                        return Err(PositionError::BadCell {
+                            row: r,
+                            col: c,
+                            found: other,
+                        });
+                    }
                 });
             }
         }
-        Ok(Grid { rows: rows.len(), cols, cells })
+        Ok(Grid {
+            rows: rows.len(),
+            cols,
+            cells,
+        })
     }
 
     pub fn at(&self, row: usize, col: usize) -> Stone {
@@ -77,15 +91,27 @@ impl Grid {
 
     /// Stones of each side: (first, second).
     pub fn counts(&self) -> (usize, usize) {
-        let first = self.cells.iter().filter(|&&s| s == Stone::Player(Side::First)).count();
-        let second = self.cells.iter().filter(|&&s| s == Stone::Player(Side::Second)).count();
+        let first = self
+            .cells
+            .iter()
+            .filter(|&&s| s == Stone::Player(Side::First))
+            .count();
+        let second = self
+            .cells
+            .iter()
+            .filter(|&&s| s == Stone::Player(Side::Second))
+            .count();
         (first, second)
     }
 
     /// The side to move implied by the stone counts, or the requested one when the counts allow
     /// it. Alternating play from an empty board with the first player starting leaves the first
     /// player either level (first to move) or one stone ahead (second to move).
-    pub fn side_to_move(&self, requested: Option<Side>, allow_setup: bool) -> Result<Side, PositionError> {
+    pub fn side_to_move(
+        &self,
+        requested: Option<Side>,
+        allow_setup: bool,
+    ) -> Result<Side, PositionError> {
         let (x, o) = self.counts();
         let natural = if x == o {
             Side::First
@@ -139,13 +165,22 @@ pub trait BoardGame: Game + Debug {
     const MAX_SIDE: usize;
 
     /// Builds a position, rejecting boards that cannot arise in the game.
-    fn from_grid(grid: &Grid, to_move: Option<Side>, rules: &Self::Rules) -> Result<Self, PositionError>;
+    fn from_grid(
+        grid: &Grid,
+        to_move: Option<Side>,
+        rules: &Self::Rules,
+    ) -> Result<Self, PositionError>;
 
     /// The cell a move plays into (Connect-4: the landing cell).
     fn cell_of(&self, mv: Move) -> Cell;
 
     /// Searches the position. The generic engine by default.
-    fn think(&self, limits: &SearchLimits, options: SearchOptions, table: &TranspositionTable) -> SearchReport {
+    fn think(
+        &self,
+        limits: &SearchLimits,
+        options: SearchOptions,
+        table: &TranspositionTable,
+    ) -> SearchReport {
         search(self, limits, options, table)
     }
 }
@@ -167,14 +202,30 @@ mod tests {
     #[test]
     fn grid_names_the_bad_cell() {
         let err = Grid::parse(&["...", ".#."], 10).unwrap_err();
-        assert_eq!(err, PositionError::BadCell { row: 1, col: 1, found: '#' });
+        assert_eq!(
+            err,
+            PositionError::BadCell {
+                row: 1,
+                col: 1,
+                found: '#'
+            }
+        );
     }
 
     #[test]
     fn grid_refuses_ragged_and_oversized_boards() {
-        assert!(matches!(Grid::parse(&["...", ".."], 10), Err(PositionError::Shape(_))));
-        assert!(matches!(Grid::parse(&["..........."], 10), Err(PositionError::Shape(_))));
-        assert!(matches!(Grid::parse::<&str>(&[], 10), Err(PositionError::Shape(_))));
+        assert!(matches!(
+            Grid::parse(&["...", ".."], 10),
+            Err(PositionError::Shape(_))
+        ));
+        assert!(matches!(
+            Grid::parse(&["..........."], 10),
+            Err(PositionError::Shape(_))
+        ));
+        assert!(matches!(
+            Grid::parse::<&str>(&[], 10),
+            Err(PositionError::Shape(_))
+        ));
     }
 
     #[test]
@@ -184,6 +235,9 @@ mod tests {
         assert!(grid.side_to_move(Some(Side::First), false).is_err());
         assert_eq!(grid.side_to_move(Some(Side::First), true), Ok(Side::First));
         let bad = Grid::parse(&["XX.", "...", "..."], 3).unwrap();
-        assert!(matches!(bad.side_to_move(None, false), Err(PositionError::Counts(_))));
+        assert!(matches!(
+            bad.side_to_move(None, false),
+            Err(PositionError::Counts(_))
+        ));
     }
 }

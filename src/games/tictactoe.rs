@@ -32,7 +32,11 @@ pub struct TicTacToe {
 
 impl Default for TicTacToe {
     fn default() -> Self {
-        TicTacToe { stones: [0, 0], to_move: Side::First, plies: 0 }
+        TicTacToe {
+            stones: [0, 0],
+            to_move: Side::First,
+            plies: 0,
+        }
     }
 }
 
@@ -154,22 +158,29 @@ impl BoardGame for TicTacToe {
         position.plies = position.occupied().count_ones();
         let (x_line, o_line) = (has_line(position.stones[0]), has_line(position.stones[1]));
         match (x_line, o_line) {
-            (true, true) => Err(PositionError::GameOver("both X and O have three in a row".into())),
-            (true, false) if position.to_move == Side::First => {
-                Err(PositionError::Counts("X has three in a row but O has as many stones: O kept playing after losing".into()))
-            }
-            (false, true) if position.to_move == Side::Second => {
-                Err(PositionError::Counts("O has three in a row but X has more stones: X kept playing after losing".into()))
-            }
+            (true, true) => Err(PositionError::GameOver(
+                "both X and O have three in a row".into(),
+            )),
+            (true, false) if position.to_move == Side::First => Err(PositionError::Counts(
+                "X has three in a row but O has as many stones: O kept playing after losing".into(),
+            )),
+            (false, true) if position.to_move == Side::Second => Err(PositionError::Counts(
+                "O has three in a row but X has more stones: X kept playing after losing".into(),
+            )),
             (true, false) => Err(PositionError::GameOver("X has three in a row".into())),
             (false, true) => Err(PositionError::GameOver("O has three in a row".into())),
-            _ if position.occupied() == FULL => Err(PositionError::GameOver("the board is full: a draw".into())),
+            _ if position.occupied() == FULL => {
+                Err(PositionError::GameOver("the board is full: a draw".into()))
+            }
             _ => Ok(position),
         }
     }
 
     fn cell_of(&self, mv: Move) -> Cell {
-        Cell { row: mv.index() / 3, col: mv.index() % 3 }
+        Cell {
+            row: mv.index() / 3,
+            col: mv.index() % 3,
+        }
     }
 }
 
@@ -204,10 +215,25 @@ mod tests {
 
     #[test]
     fn finished_and_impossible_boards_are_refused() {
-        assert!(matches!(position(["XXX", "OO.", "..."]), Err(PositionError::GameOver(_))));
-        assert!(matches!(position(["XXX", "OOO", "..."]), Err(PositionError::GameOver(_))));
-        assert!(matches!(position(["XXX", "OO.", "O.."]), Err(PositionError::Counts(_))));
-        assert!(matches!(position(["XOX", "XOO", "OXX"]), Err(PositionError::GameOver(_))));
-        assert!(matches!(position(["XX.", "...", "..."]), Err(PositionError::Counts(_))));
+        assert!(matches!(
+            position(["XXX", "OO.", "..."]),
+            Err(PositionError::GameOver(_))
+        ));
+        assert!(matches!(
+            position(["XXX", "OOO", "..."]),
+            Err(PositionError::GameOver(_))
+        ));
+        assert!(matches!(
+            position(["XXX", "OO.", "O.."]),
+            Err(PositionError::Counts(_))
+        ));
+        assert!(matches!(
+            position(["XOX", "XOO", "OXX"]),
+            Err(PositionError::GameOver(_))
+        ));
+        assert!(matches!(
+            position(["XX.", "...", "..."]),
+            Err(PositionError::Counts(_))
+        ));
     }
 }
