@@ -163,6 +163,12 @@ impl<'t, G: Game> Searcher<'t, G> {
 
         for depth in 1..=max_depth {
             self.limits_armed = depth > 1;
+            if self.limits_armed {
+                if let Some(reason) = self.limits.reached(self.nodes) {
+                    report.stop_reason = reason;
+                    break;
+                }
+            }
             let nodes_before = self.nodes;
             let finished = self.search_root(&mut root_moves, depth as i32);
             if !finished {
@@ -175,13 +181,14 @@ impl<'t, G: Game> Searcher<'t, G> {
                 {
                     best = *better;
                     report.best_move = Some(best.mv);
+                    report.score = best.score;
                     report.pv = vec![best.mv];
                 }
                 report.stop_reason = self.stopped.unwrap_or(StopReason::Time);
                 break;
             }
             // Best first; the stable sort keeps earlier order on ties (determinism).
-            root_moves.sort_by(|a, b| b.score.cmp(&a.score));
+            root_moves.sort_by_key(|rm| std::cmp::Reverse(rm.score));
             best = root_moves[0];
             report.best_move = Some(best.mv);
             report.score = best.score;
@@ -276,8 +283,8 @@ impl<'t, G: Game> Searcher<'t, G> {
         }
         let mut best_score = -INFINITY;
         let mut best_index = 0;
-        for i in 0..root_moves.len() {
-            let mv = root_moves[i].mv;
+        for (i, root_move) in root_moves.iter_mut().enumerate() {
+            let mv = root_move.mv;
             self.pos.make(mv);
             let (score, exact) = match self.options.algorithm {
                 Algorithm::Minimax => (-self.minimax(depth - 1, 1), true),
@@ -297,8 +304,8 @@ impl<'t, G: Game> Searcher<'t, G> {
             if self.stopped.is_some() {
                 return false;
             }
-            root_moves[i].score = score;
-            root_moves[i].exact = exact;
+            root_move.score = score;
+            root_move.exact = exact;
             if score > best_score {
                 best_score = score;
                 best_index = i;

@@ -41,7 +41,7 @@ impl Default for TicTacToe {
 }
 
 fn has_line(stones: u16) -> bool {
-    LINES.iter().any(|&line| stones & line == line)
+    LINES.iter().filter(|&&line| stones & line == line).count() > 0
 }
 
 impl TicTacToe {
