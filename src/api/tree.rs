@@ -108,8 +108,8 @@ impl From<RootPlayer> for Player {
     }
 }
 
-/// The 200 answer.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// The 200 answer. Also `Deserialize`, so clients and HTTP tests can read it back typed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TreeResponse {
     /// Minimax value of the root.
     pub value: TreeNumber,
@@ -120,17 +120,17 @@ pub struct TreeResponse {
     pub minimax: MinimaxSummary,
     pub alphabeta: AlphaBetaSummary,
     /// Alpha-beta's visit order, only when asked.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<TraceStep>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MinimaxSummary {
     pub nodes: usize,
     pub leaves: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AlphaBetaSummary {
     pub nodes: usize,
     pub leaves: usize,
@@ -138,20 +138,28 @@ pub struct AlphaBetaSummary {
 }
 
 /// The first child skipped by a cut, and the window at the cut.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PrunedChild {
     pub node: String,
     pub parent: String,
     /// Always finite at a cut; `null` would mean infinite, as in the trace.
     pub alpha: Option<TreeNumber>,
     pub beta: Option<TreeNumber>,
-    /// `"alpha"`: a MIN node's beta fell to alpha or below; `"beta"`: a MAX node's alpha rose
-    /// to beta or above.
-    pub cut: &'static str,
+    pub cut: CutName,
+}
+
+/// Which bound caused a cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CutName {
+    /// A MIN node's beta fell to alpha or below.
+    Alpha,
+    /// A MAX node's alpha rose to beta or above.
+    Beta,
 }
 
 /// A node entered by alpha-beta: the window on entry (`null` for infinite) and what it returned.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceStep {
     pub node: String,
     pub alpha: Option<TreeNumber>,
@@ -161,7 +169,8 @@ pub struct TraceStep {
 
 /// A leaf value or bound, written as a JSON integer when it is one (`3`, not `3.0`), so
 /// answers read like the trees users write.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(transparent)]
 pub struct TreeNumber(pub f64);
 
 impl Serialize for TreeNumber {
@@ -205,8 +214,8 @@ impl TreeResponse {
                         alpha: bound(cut.alpha),
                         beta: bound(cut.beta),
                         cut: match cut.kind {
-                            CutKind::Alpha => "alpha",
-                            CutKind::Beta => "beta",
+                            CutKind::Alpha => CutName::Alpha,
+                            CutKind::Beta => CutName::Beta,
                         },
                     })
                     .collect(),
@@ -511,6 +520,16 @@ mod tests {
                 evaluate(json!({"tree": LECTURE_TEXT, "root": root, "trace": true})).unwrap();
             assert_eq!(from_json, from_text, "root {root}");
         }
+    }
+
+    #[test]
+    fn a_response_reads_back_as_itself() {
+        let response = evaluate(json!({"tree": LECTURE_TEXT, "trace": true})).unwrap();
+        let text = serde_json::to_string(&response).unwrap();
+        assert_eq!(
+            serde_json::from_str::<TreeResponse>(&text).unwrap(),
+            response
+        );
     }
 
     #[test]

@@ -1326,7 +1326,109 @@ mod tests {
         }
     }
 
+    fn size(shape: &Shape) -> usize {
+        match shape {
+            Shape::Leaf(_) => 1,
+            Shape::Inner(children) => 1 + children.iter().map(size).sum::<usize>(),
+        }
+    }
+
+    /// Reference alpha-beta, recursive as in the textbook (AIMA's MAX-VALUE/MIN-VALUE). Records
+    /// each node entered as (its name, alpha, beta at entry, value returned), in visit order;
+    /// `id` is the node's pre-order number, which `build` uses for its name.
+    fn reference_alphabeta(
+        shape: &Shape,
+        id: usize,
+        player: Player,
+        mut alpha: f64,
+        mut beta: f64,
+        visits: &mut Vec<(String, f64, f64, f64)>,
+    ) -> f64 {
+        let entry = visits.len();
+        visits.push((format!("n{id}"), alpha, beta, f64::NAN));
+        let value = match shape {
+            Shape::Leaf(v) => f64::from(*v),
+            Shape::Inner(children) => {
+                let mut v = match player {
+                    Player::Max => f64::NEG_INFINITY,
+                    Player::Min => f64::INFINITY,
+                };
+                let mut child_id = id + 1;
+                for child in children {
+                    let w =
+                        reference_alphabeta(child, child_id, player.other(), alpha, beta, visits);
+                    child_id += size(child);
+                    match player {
+                        Player::Max => {
+                            v = v.max(w);
+                            if v >= beta {
+                                break;
+                            }
+                            alpha = alpha.max(v);
+                        }
+                        Player::Min => {
+                            v = v.min(w);
+                            if v <= alpha {
+                                break;
+                            }
+                            beta = beta.min(v);
+                        }
+                    }
+                }
+                v
+            }
+        };
+        visits[entry].3 = value;
+        value
+    }
+
     proptest! {
+        #[test]
+        fn alphabeta_visits_exactly_what_the_textbook_recursion_visits(
+            shape in shape(),
+            min_root in any::<bool>(),
+        ) {
+            let root = if min_root { Player::Min } else { Player::Max };
+            let tree = build(&shape);
+            let ab = alphabeta(&tree, root, true);
+            let mut expected = Vec::new();
+            reference_alphabeta(&shape, 1, root, f64::NEG_INFINITY, f64::INFINITY, &mut expected);
+            let actual: Vec<_> = ab
+                .trace
+                .unwrap_or_default()
+                .iter()
+                .map(|v| (tree.name(v.node).to_string(), v.alpha, v.beta, v.value))
+                .collect();
+            prop_assert_eq!(actual, expected);
+        }
+
+        #[test]
+        fn every_node_is_either_visited_or_inside_a_pruned_subtree(
+            shape in shape(),
+            min_root in any::<bool>(),
+        ) {
+            let root = if min_root { Player::Min } else { Player::Max };
+            let tree = build(&shape);
+            let ab = alphabeta(&tree, root, false);
+            // Subtree sizes, children first (they have larger arena indices).
+            let mut sizes = vec![1usize; tree.node_count()];
+            for i in (0..tree.node_count()).rev() {
+                let id = NodeId(i as u32);
+                sizes[i] += tree.children(id).map(|c| sizes[c.index()]).sum::<usize>();
+            }
+            let skipped: usize = ab
+                .pruned
+                .iter()
+                .map(|cut| {
+                    tree.children(cut.parent)
+                        .filter(|&c| c >= cut.node)
+                        .map(|c| sizes[c.index()])
+                        .sum::<usize>()
+                })
+                .sum();
+            prop_assert_eq!(ab.nodes + skipped, tree.node_count());
+        }
+
         #[test]
         fn alphabeta_agrees_with_minimax_and_never_evaluates_more_leaves(
             shape in shape(),
