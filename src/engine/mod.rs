@@ -6,6 +6,7 @@
 //! - [`ordering`]: killers, history and lazy move picking.
 //! - [`limits`]: deadline, depth, node and cancel limits.
 //! - [`report`]: what a search returns.
+//! - [`tree`]: explicit teaching trees (bracket text), minimax and textbook alpha-beta over them.
 //!
 //! The engine knows nothing of HTTP, serde or tokio; the service drives it from worker threads.
 
@@ -15,6 +16,7 @@ pub mod ordering;
 pub mod report;
 pub mod search;
 pub mod table;
+pub mod tree;
 
 pub use game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Side, Status, WIN, is_decisive};
 pub use limits::{CancelFlag, Deadline, SearchLimits, StopReason};
