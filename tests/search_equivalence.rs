@@ -38,6 +38,7 @@ fn solve(
         algorithm,
         analysis,
         without_table,
+        ..Default::default()
     };
     search(position, &SearchLimits::default(), options, &table)
 }
@@ -59,6 +60,17 @@ proptest! {
         let without = solve(&position, Algorithm::AlphaBeta, true, false);
         prop_assert_eq!(with.score, without.score);
         prop_assert_eq!(with.proof, without.proof);
+    }
+
+    #[test]
+    fn helper_threads_prove_the_same_value(choices in proptest::collection::vec(0usize..9, 0..8)) {
+        let position = random_position(&choices);
+        let table = TranspositionTable::with_megabytes(1);
+        let options = SearchOptions { helper_threads: 1, ..Default::default() };
+        let parallel = search(&position, &SearchLimits::default(), options, &table);
+        let single = solve(&position, Algorithm::AlphaBeta, false, false);
+        prop_assert_eq!(parallel.score, single.score);
+        prop_assert_eq!(parallel.proof, single.proof);
     }
 
     #[test]

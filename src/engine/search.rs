@@ -35,6 +35,9 @@ pub struct SearchOptions {
     pub analysis: bool,
     /// Neither read nor write the transposition table (to check that it changes no result).
     pub without_table: bool,
+    /// Extra threads that search the same position through the shared table (Lazy SMP);
+    /// 0 searches on the calling thread only. Alpha-beta only.
+    pub helper_threads: usize,
 }
 
 /// Searches `root` under `limits` and reports the best move found.
@@ -49,11 +52,59 @@ pub fn search<G: Game>(
 ) -> SearchReport {
     let start = Instant::now();
     table.new_search();
+    if options.helper_threads > 0 && options.algorithm == Algorithm::AlphaBeta {
+        return search_lazy_smp(root, limits, options, table, start);
+    }
     let mut searcher = Searcher::new(root.clone(), table, limits.clone(), options);
     let mut report = searcher.iterate();
     report.elapsed = start.elapsed();
     report.table = searcher.stats;
     report
+}
+
+/// Lazy SMP: helpers run the same iterative deepening, staggered by depth, and share what they
+/// find only through the table. The main thread's report is the answer; its stop stops them.
+fn search_lazy_smp<G: Game>(
+    root: &G,
+    limits: &SearchLimits,
+    options: SearchOptions,
+    table: &TranspositionTable,
+    start: Instant,
+) -> SearchReport {
+    let stop = super::limits::CancelFlag::new();
+    let helper_limits = SearchLimits {
+        deadline: limits.deadline,
+        max_depth: limits.max_depth,
+        max_nodes: None,
+        cancel: Some(stop.clone()),
+    };
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..=options.helper_threads)
+            .map(|i| {
+                let helper_limits = helper_limits.clone();
+                scope.spawn(move || {
+                    let mut helper = Searcher::new(root.clone(), table, helper_limits, options);
+                    helper.first_depth = 1 + (i as u32 % 2);
+                    helper.iterate();
+                    (helper.nodes, helper.stats)
+                })
+            })
+            .collect();
+        let mut main = Searcher::new(root.clone(), table, limits.clone(), options);
+        let mut report = main.iterate();
+        stop.cancel();
+        report.table = main.stats;
+        for helper in helpers {
+            // A helper that panicked only loses its node count: the answer is the main thread's.
+            if let Ok((nodes, stats)) = helper.join() {
+                report.nodes += nodes;
+                report.table.probes += stats.probes;
+                report.table.hits += stats.hits;
+            }
+        }
+        report.elapsed = start.elapsed();
+        report
+    })
 }
 
 /// A root move and what the current and last iterations found for it.
@@ -77,6 +128,8 @@ pub struct Searcher<'t, G: Game> {
     stopped: Option<StopReason>,
     /// Whether time and node limits apply (not during the depth-1 iteration).
     limits_armed: bool,
+    /// Depth of the first iteration (Lazy SMP helpers start deeper to spread the work).
+    first_depth: u32,
     stats: TableStats,
     ordering: MoveOrdering,
     move_buffers: Vec<Vec<Move>>,
@@ -103,6 +156,7 @@ impl<'t, G: Game> Searcher<'t, G> {
             next_check: CHECK_INTERVAL,
             stopped: None,
             limits_armed: false,
+            first_depth: 1,
             stats: TableStats::default(),
             ordering: MoveOrdering::new(move_space),
             move_buffers: (0..=MAX_PLY)
@@ -161,7 +215,7 @@ impl<'t, G: Game> Searcher<'t, G> {
         report.pv = vec![best.mv];
         report.stop_reason = StopReason::Depth;
 
-        for depth in 1..=max_depth {
+        for depth in self.first_depth.min(max_depth)..=max_depth {
             self.limits_armed = depth > 1;
             if self.limits_armed {
                 if let Some(reason) = self.limits.reached(self.nodes) {
