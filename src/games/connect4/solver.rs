@@ -39,6 +39,10 @@ pub const POLL_INTERVAL: u64 = 4096;
 /// the most expensive and symmetric transpositions among them are common.
 const MIRROR_PLIES: u32 = 12;
 
+/// Enhanced transposition cutoffs are tried at nodes with at least this many empty cells, where
+/// a saved subtree outweighs the extra lookups.
+const ETC_MIN_EMPTY: i32 = 12;
+
 /// Bit 63 is never part of a key on boards of at most 63 bits, so tagging it keeps solver and
 /// generic-search keys apart.
 const SOLVER_TAG: u64 = 1 << 63;
@@ -113,6 +117,10 @@ pub struct Solver<'a> {
     /// Set once a limit is hit; the search then unwinds without storing anything.
     pub stopped: Option<StopReason>,
     pub stats: TableStats,
+    etc_min_empty: i32,
+    mirror_plies: u32,
+    order_variant: u32,
+    tt_min_empty: i32,
 }
 
 impl<'a> Solver<'a> {
@@ -126,6 +134,10 @@ impl<'a> Solver<'a> {
             next_poll: POLL_INTERVAL,
             stopped: None,
             stats: TableStats::default(),
+            etc_min_empty: std::env::var("C4_ETC").ok().and_then(|v| v.parse().ok()).unwrap_or(ETC_MIN_EMPTY),
+            tt_min_empty: std::env::var("C4_NOTT").ok().and_then(|v| v.parse().ok()).unwrap_or(0),
+            order_variant: std::env::var("C4_ORDER").ok().and_then(|v| v.parse().ok()).unwrap_or(0),
+            mirror_plies: std::env::var("C4_MIRROR").ok().and_then(|v| v.parse().ok()).unwrap_or(MIRROR_PLIES),
         }
     }
 
@@ -186,8 +198,7 @@ impl<'a> Solver<'a> {
         }
         let mut sorter = self.sorted_moves(pos, candidates, NO_COLUMN);
         let mut fallback = None;
-        while let Some(cell) = sorter.pop() {
-            let col = g.column_of(cell);
+        while let Some((cell, col)) = sorter.pop() {
             fallback = fallback.or(Some(col));
             let mut child = *pos;
             child.play(cell);
@@ -248,7 +259,7 @@ impl<'a> Solver<'a> {
                 } else {
                     pos.threats_after(g, cell) as i32
                 };
-                sorter.add(cell, score);
+                sorter.add(cell, col, score);
             }
         }
         sorter
@@ -282,27 +293,15 @@ impl<'a> Solver<'a> {
         let mut lower = -(cells - 2 - moves) / 2;
         let mut upper = (cells - 1 - moves) / 2;
 
-        // Step 4. Transposition table: both bounds narrow the window. Early in the game a
-        // position and its mirror share the entry under the smaller key.
-        let own_key = pos.key();
-        let (key, mirrored) = if pos.moves < MIRROR_PLIES {
-            let mirror_key = pos.mirrored_key(&g);
-            (own_key.min(mirror_key), mirror_key < own_key)
-        } else {
-            (own_key, false)
-        };
-        let key = solver_key(key);
+        // Step 4. Transposition table: both bounds narrow the window.
+        let (key, mirrored) = self.table_key(pos);
         let mut table_column = NO_COLUMN;
-        self.stats.probes += 1;
-        if let Some(entry) = self.table.probe(key) {
-            self.stats.hits += 1;
-            let (stored_lower, stored_upper) = unpack_bounds(entry.score);
+        let use_table = cells - moves >= self.tt_min_empty;
+        if !use_table {
+        } else if let Some((stored_lower, stored_upper, column)) = self.probe(key, mirrored) {
             lower = lower.max(stored_lower);
             upper = upper.min(stored_upper);
-            if !entry.best_move.is_none() {
-                let col = entry.best_move.0 as u32;
-                table_column = if mirrored { g.width - 1 - col } else { col };
-            }
+            table_column = column;
         }
         if alpha < lower {
             alpha = lower;
@@ -317,10 +316,47 @@ impl<'a> Solver<'a> {
             }
         }
 
-        // Step 5. Search the non-losing moves, best-ordered first.
-        let mut sorter = self.sorted_moves(pos, candidates, table_column);
-        let mut best_cell = 0;
-        while let Some(cell) = sorter.pop() {
+        // Step 5. Generate the non-losing moves. With enough empty cells left, also look up
+        // each child (enhanced transposition cutoff): a child already known to be at most
+        // `-beta` cuts off here without a search. The lookups of all children are independent
+        // loads, so their cache misses overlap, and the child searched next finds its entry
+        // already in cache.
+        let empty = cells - moves;
+        let etc = empty >= self.etc_min_empty;
+        let mut sorter = MoveSorter::new();
+        for i in (0..g.width as usize).rev() {
+            let col = self.order[i];
+            let cell = candidates & g.column_mask(col);
+            if cell == 0 {
+                continue;
+            }
+            if etc {
+                let mut child = *pos;
+                child.play(cell);
+                let (child_key, child_mirrored) = self.table_key(&child);
+                if let Some((_, child_upper, _)) = self.probe(child_key, child_mirrored) {
+                    let through_child = -child_upper;
+                    if through_child >= beta {
+                        self.store(key, through_child, upper, col, mirrored, empty);
+                        return through_child;
+                    }
+                    if through_child > lower {
+                        lower = through_child;
+                        alpha = alpha.max(lower);
+                    }
+                }
+            }
+            let score = if col == table_column {
+                i32::MAX
+            } else {
+                self.move_score(pos, cell)
+            };
+            sorter.add(cell, col, score);
+        }
+
+        // Step 6. Search them, best-ordered first.
+        let mut best_column = NO_COLUMN;
+        while let Some((cell, col)) = sorter.pop() {
             let mut child = *pos;
             child.play(cell);
             let score = -self.negamax(&child, -beta, -alpha);
@@ -328,43 +364,91 @@ impl<'a> Solver<'a> {
                 return 0;
             }
             if score >= beta {
-                // Step 6a. Fail high: `score` is a lower bound.
-                self.store(
-                    key,
-                    score,
-                    upper,
-                    g.column_of(cell),
-                    mirrored,
-                    cells - moves,
-                );
+                // Step 7a. Fail high: `score` is a lower bound.
+                self.store(key, score, upper, col, mirrored, empty);
                 return score;
             }
             if score > alpha {
                 alpha = score;
-                best_cell = cell;
+                best_column = col;
             }
         }
 
-        // Step 6b. Every move is at most `alpha`; if one raised alpha, it is also at least that.
-        let proven_lower = if best_cell != 0 { alpha } else { lower };
-        let best_column = if best_cell != 0 {
-            g.column_of(best_cell)
+        // Step 7b. Every move is at most `alpha`; if one raised alpha (or a bound said so
+        // before the search), it is also at least that.
+        let proven_lower = if best_column != NO_COLUMN {
+            alpha
         } else {
-            NO_COLUMN
+            lower
         };
-        self.store(
-            key,
-            proven_lower,
-            alpha,
-            best_column,
-            mirrored,
-            cells - moves,
-        );
+        self.store(key, proven_lower, alpha, best_column, mirrored, empty);
         alpha
     }
 
     #[inline]
+    fn move_score(&self, pos: &Position, cell: u64) -> i32 {
+        let g = &self.g;
+        match self.order_variant {
+            0 => pos.threats_after(g, cell) as i32,
+            1 => {
+                let w = g.winning_cells(pos.current | cell, pos.mask | cell);
+                let good = if pos.moves % 2 == 0 { g.odd_rows } else { g.board ^ g.odd_rows };
+                (w.count_ones() + (w & good).count_ones()) as i32
+            }
+            2 => {
+                let w = g.winning_cells(pos.current | cell, pos.mask);
+                let own_before = g.winning_cells(pos.current, pos.mask);
+                let under_own = (own_before >> 1) & cell != 0;
+                2 * w.count_ones() as i32 - if under_own { 3 } else { 0 }
+            }
+            _ => {
+                let w = g.winning_cells(pos.current | cell, pos.mask);
+                let good = if pos.moves % 2 == 0 { g.odd_rows } else { g.board ^ g.odd_rows };
+                let own_before = g.winning_cells(pos.current, pos.mask);
+                let under_own = (own_before >> 1) & cell != 0;
+                2 * (w.count_ones() + (w & good).count_ones()) as i32 - if under_own { 3 } else { 0 }
+            }
+        }
+    }
+
+    /// The table key of `pos`, and whether it is its mirror image's key. Early in the game a
+    /// position and its mirror share the entry under the smaller key.
+    #[inline]
+    fn table_key(&self, pos: &Position) -> (u64, bool) {
+        let own_key = pos.key();
+        if pos.moves < self.mirror_plies {
+            let mirror_key = pos.mirrored_key(&self.g);
+            if mirror_key < own_key {
+                return (solver_key(mirror_key), true);
+            }
+        }
+        (solver_key(own_key), false)
+    }
+
+    /// The bounds and best column stored for `key` (the column seen from `pos`'s side of the
+    /// mirror).
+    #[inline]
+    fn probe(&mut self, key: u64, mirrored: bool) -> Option<(i32, i32, u32)> {
+        self.stats.probes += 1;
+        let entry = self.table.probe(key)?;
+        self.stats.hits += 1;
+        let (lower, upper) = unpack_bounds(entry.score);
+        let column = if entry.best_move.is_none() {
+            NO_COLUMN
+        } else if mirrored {
+            self.g.width - 1 - entry.best_move.0 as u32
+        } else {
+            entry.best_move.0 as u32
+        };
+        Some((lower, upper, column))
+    }
+
+    #[inline]
     fn store(&self, key: u64, lower: i32, upper: i32, col: u32, mirrored: bool, empty: i32) {
+        if empty < self.tt_min_empty {
+            return;
+        }
+        debug_assert!(lower <= upper, "{lower} > {upper}");
         let best_move = if col == NO_COLUMN {
             Move::NONE
         } else if mirrored {
