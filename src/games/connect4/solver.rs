@@ -1,11 +1,11 @@
-//! The exact Connect-4 solver: negamax on bitboards with null-window score bisection
-//! (after Pascal Pons' solver, with bounded table entries and table-move ordering on top).
+//! The exact Connect-4 solver: negamax on bitboards with null-window score bisection, after
+//! Pascal Pons' solver, with bounded table entries, enhanced transposition cutoffs, mirrored
+//! positions and early double-threat detection on top.
 //!
-//! Scores here are in Pons' units, from the side to move: a win with `s` of the winner's stones
-//! left in hand scores `s + 1`... precisely, `(cells + 1 - plies) / 2` for a win on the very next
-//! move, one less for every two plies later; losses are the negatives; a draw is 0. Every score
-//! maps to an exact distance to the end ([`distance_to_end`]), so the engine's `WIN - plies`
-//! convention is recovered without loss.
+//! Scores here are in Pons' units, from the side to move: `(cells + 1 - plies_played) / 2` for a
+//! win on the very next move, one less for every two plies later; losses are the negatives; a
+//! draw is 0. Every score maps to an exact distance to the end ([`distance_to_end`]), so the
+//! engine's `WIN - plies` convention is recovered without loss.
 //!
 //! Key ideas:
 //! - The root value is found by bisection with null windows `(med, med + 1)`, each probe only
@@ -15,13 +15,15 @@
 //! - Only non-losing moves are generated (the single block when the opponent threatens, never
 //!   the cell under an opponent's winning cell), and a position where the side to move can win
 //!   at once is never searched (the parent scores it), so the tree is mostly quiet positions.
+//! - A move leaving two playable threats (or one with another right above it) wins in three
+//!   plies, the fastest win left: the node returns at once, without searching it.
 //! - Moves are ordered by the table's best move, then threats created, then centre first.
 //! - One transposition table (the engine's, shared by all requests) carries results across the
 //!   null-window probes. Each solver entry holds both a lower and an upper bound (Pons keeps only
-//!   one), packed in the entry's score field; a probe narrows the window from both sides. Solver
-//!   keys are tagged before mixing so they never meet the generic search's keys (see
-//!   [`solver_key`]).
-//! - Early in the game a position and its mirror image share one entry (the smaller key).
+//!   one), packed in the entry's score field; a probe narrows the window from both sides. Before
+//!   searching, the children's entries are looked up too (enhanced transposition cutoff). Solver
+//!   keys are tagged before mixing so they never meet the generic search's keys
+//!   ([`solver_key`]). Early in the game a position and its mirror share one entry.
 //!
 //! The node loop allocates nothing and walks by copy-make of a 20-byte [`Position`]. Limits
 //! (deadline, node count, cancel flag) are polled every [`POLL_INTERVAL`] nodes; once one hits,
@@ -117,10 +119,6 @@ pub struct Solver<'a> {
     /// Set once a limit is hit; the search then unwinds without storing anything.
     pub stopped: Option<StopReason>,
     pub stats: TableStats,
-    etc_min_empty: i32,
-    mirror_plies: u32,
-    order_variant: u32,
-    tt_min_empty: i32,
 }
 
 impl<'a> Solver<'a> {
@@ -134,10 +132,6 @@ impl<'a> Solver<'a> {
             next_poll: POLL_INTERVAL,
             stopped: None,
             stats: TableStats::default(),
-            etc_min_empty: std::env::var("C4_ETC").ok().and_then(|v| v.parse().ok()).unwrap_or(ETC_MIN_EMPTY),
-            tt_min_empty: std::env::var("C4_NOTT").ok().and_then(|v| v.parse().ok()).unwrap_or(0),
-            order_variant: std::env::var("C4_ORDER").ok().and_then(|v| v.parse().ok()).unwrap_or(0),
-            mirror_plies: std::env::var("C4_MIRROR").ok().and_then(|v| v.parse().ok()).unwrap_or(MIRROR_PLIES),
         }
     }
 
@@ -296,9 +290,7 @@ impl<'a> Solver<'a> {
         // Step 4. Transposition table: both bounds narrow the window.
         let (key, mirrored) = self.table_key(pos);
         let mut table_column = NO_COLUMN;
-        let use_table = cells - moves >= self.tt_min_empty;
-        if !use_table {
-        } else if let Some((stored_lower, stored_upper, column)) = self.probe(key, mirrored) {
+        if let Some((stored_lower, stored_upper, column)) = self.probe(key, mirrored) {
             lower = lower.max(stored_lower);
             upper = upper.min(stored_upper);
             table_column = column;
@@ -322,13 +314,27 @@ impl<'a> Solver<'a> {
         // loads, so their cache misses overlap, and the child searched next finds its entry
         // already in cache.
         let empty = cells - moves;
-        let etc = empty >= self.etc_min_empty;
+        let etc = empty >= ETC_MIN_EMPTY;
         let mut sorter = MoveSorter::new();
         for i in (0..g.width as usize).rev() {
             let col = self.order[i];
             let cell = candidates & g.column_mask(col);
             if cell == 0 {
                 continue;
+            }
+            // The threats the move leaves: its ordering score, and a win-in-three test. A move
+            // leaving two playable threats, or a playable threat with another right above it,
+            // wins on our next move whatever the opponent does (it cannot win first: the move is
+            // non-losing). That is the fastest win still possible, so the value is exact.
+            let after = pos.mask | cell;
+            let threats = g.winning_cells(pos.current | cell, after);
+            let playable_threats = threats & ((after + g.bottom) & g.board);
+            if playable_threats & playable_threats.wrapping_sub(1) != 0
+                || playable_threats & (threats >> 1) != 0
+            {
+                let win_in_three = (cells - 1 - moves) / 2;
+                self.store(key, win_in_three, win_in_three, col, mirrored, empty);
+                return win_in_three;
             }
             if etc {
                 let mut child = *pos;
@@ -349,7 +355,7 @@ impl<'a> Solver<'a> {
             let score = if col == table_column {
                 i32::MAX
             } else {
-                self.move_score(pos, cell)
+                threats.count_ones() as i32
             };
             sorter.add(cell, col, score);
         }
@@ -385,38 +391,12 @@ impl<'a> Solver<'a> {
         alpha
     }
 
-    #[inline]
-    fn move_score(&self, pos: &Position, cell: u64) -> i32 {
-        let g = &self.g;
-        match self.order_variant {
-            0 => pos.threats_after(g, cell) as i32,
-            1 => {
-                let w = g.winning_cells(pos.current | cell, pos.mask | cell);
-                let good = if pos.moves % 2 == 0 { g.odd_rows } else { g.board ^ g.odd_rows };
-                (w.count_ones() + (w & good).count_ones()) as i32
-            }
-            2 => {
-                let w = g.winning_cells(pos.current | cell, pos.mask);
-                let own_before = g.winning_cells(pos.current, pos.mask);
-                let under_own = (own_before >> 1) & cell != 0;
-                2 * w.count_ones() as i32 - if under_own { 3 } else { 0 }
-            }
-            _ => {
-                let w = g.winning_cells(pos.current | cell, pos.mask);
-                let good = if pos.moves % 2 == 0 { g.odd_rows } else { g.board ^ g.odd_rows };
-                let own_before = g.winning_cells(pos.current, pos.mask);
-                let under_own = (own_before >> 1) & cell != 0;
-                2 * (w.count_ones() + (w & good).count_ones()) as i32 - if under_own { 3 } else { 0 }
-            }
-        }
-    }
-
     /// The table key of `pos`, and whether it is its mirror image's key. Early in the game a
     /// position and its mirror share the entry under the smaller key.
     #[inline]
     fn table_key(&self, pos: &Position) -> (u64, bool) {
         let own_key = pos.key();
-        if pos.moves < self.mirror_plies {
+        if pos.moves < MIRROR_PLIES {
             let mirror_key = pos.mirrored_key(&self.g);
             if mirror_key < own_key {
                 return (solver_key(mirror_key), true);
@@ -445,9 +425,6 @@ impl<'a> Solver<'a> {
 
     #[inline]
     fn store(&self, key: u64, lower: i32, upper: i32, col: u32, mirrored: bool, empty: i32) {
-        if empty < self.tt_min_empty {
-            return;
-        }
         debug_assert!(lower <= upper, "{lower} > {upper}");
         let best_move = if col == NO_COLUMN {
             Move::NONE
