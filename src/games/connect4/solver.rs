@@ -35,15 +35,16 @@ use super::order::MoveSorter;
 use super::position::{Geometry, MAX_WIDTH, Position};
 
 /// Nodes between two polls of the clock and the cancel flag.
-pub const POLL_INTERVAL: u64 = 4096;
+pub const POLL_INTERVAL: u64 = 1024;
 
 /// Up to this many plies, a position and its mirror share one table entry: early positions are
 /// the most expensive and symmetric transpositions among them are common.
 const MIRROR_PLIES: u32 = 12;
 
-/// Enhanced transposition cutoffs are tried at nodes with at least this many empty cells, where
-/// a saved subtree outweighs the extra lookups.
-const ETC_MIN_EMPTY: i32 = 12;
+/// Enhanced transposition cutoffs are tried at nodes with at least this many empty cells. Near
+/// the very end a subtree is cheaper than the lookups; above that, on the L1_R2 set, lower
+/// thresholds measured fewer nodes (-20 % at 4 against none) and less CPU time.
+const ETC_MIN_EMPTY: i32 = 4;
 
 /// Bit 63 is never part of a key on boards of at most 63 bits, so tagging it keeps solver and
 /// generic-search keys apart.
