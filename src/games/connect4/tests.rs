@@ -212,8 +212,10 @@ fn think_with_a_one_millisecond_budget_returns_a_legal_move_in_time() {
     let limits = SearchLimits::with_budget(Duration::from_millis(1));
     let started = Instant::now();
     let report = game.think(&limits, SearchOptions::default(), &table);
+    // The solver polls every 1024 nodes (well under a millisecond) and the fallback's first
+    // iteration is a handful of nodes; the slack only covers a busy machine's scheduling.
     assert!(
-        started.elapsed() < Duration::from_millis(20),
+        started.elapsed() < Duration::from_millis(50),
         "{:?}",
         started.elapsed()
     );
