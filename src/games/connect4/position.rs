@@ -1,0 +1,329 @@
+//! Connect-4 positions as two bitboards (after Pascal Pons' `Position`).
+//!
+//! Cells are numbered column by column from the bottom: cell `(row, col)` (row 0 = bottom) is
+//! bit `col * (height + 1) + row`. Each column carries one spare bit above its top cell, which is
+//! always empty. That spare bit is what makes the tricks below work:
+//!
+//! - `current` holds the stones of the side to move, `mask` every stone. Playing a move is
+//!   `current ^= mask; mask |= move_bit`: the old `current ^ mask` is the opponent's stones, who
+//!   becomes the side to move.
+//! - `mask + bottom` adds one to every column's stack, so the carry lands exactly on the lowest
+//!   empty cell of each column: the playable cells, in one addition.
+//! - `current + mask` is a unique key: per column, the sum sets the bit just above the stack and
+//!   keeps `current`'s pattern below it, so both boards can be read back from it.
+//! - Shifting by 1, `height`, `height + 1` and `height + 2` moves a stone one step vertically,
+//!   along the two diagonals and horizontally; a line crossing a column edge runs through a spare
+//!   bit, which is never a stone, so no alignment ever wraps around.
+//!
+//! Legal sizes: width and height at least 4 and `width * (height + 1) <= 64`, so at most 12
+//! columns and 15 rows. The largest shift used is `3 * (height + 2) <= 51`, below 64.
+
+/// Board shape and the masks derived from it once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub width: u32,
+    pub height: u32,
+    /// The bottom cell of every column.
+    pub bottom: u64,
+    /// Every cell of the board (no spare bits).
+    pub board: u64,
+    /// Cells in odd rows counted from 1 at the bottom (rows 0, 2, 4 ... 0-based): where the
+    /// first player's threats are worth most (Allis' zugzwang rule).
+    pub odd_rows: u64,
+}
+
+/// Smallest board side accepted.
+pub const MIN_SIDE: u32 = 4;
+/// Most columns a board can have (`12 * (4 + 1) <= 64`).
+pub const MAX_WIDTH: usize = 12;
+
+impl Geometry {
+    /// The geometry of a `width` x `height` board, if that board fits in 64 bits.
+    pub fn new(width: u32, height: u32) -> Option<Geometry> {
+        if width < MIN_SIDE || height < MIN_SIDE || width * (height + 1) > 64 {
+            return None;
+        }
+        let column_cells = (1u64 << height) - 1;
+        let mut bottom = 0;
+        let mut board = 0;
+        let mut odd_rows = 0;
+        let odd_in_column = (0..height).step_by(2).fold(0u64, |acc, row| acc | 1 << row);
+        for col in 0..width {
+            let shift = col * (height + 1);
+            bottom |= 1 << shift;
+            board |= column_cells << shift;
+            odd_rows |= odd_in_column << shift;
+        }
+        Some(Geometry {
+            width,
+            height,
+            bottom,
+            board,
+            odd_rows,
+        })
+    }
+
+    /// The standard 7 x 6 board.
+    pub fn standard() -> Geometry {
+        Geometry::new(7, 6).expect("7 x 6 fits in 64 bits")
+    }
+
+    pub fn cells(&self) -> u32 {
+        self.width * self.height
+    }
+
+    #[inline]
+    pub fn column_mask(&self, col: u32) -> u64 {
+        ((1u64 << self.height) - 1) << (col * (self.height + 1))
+    }
+
+    #[inline]
+    pub fn bottom_of(&self, col: u32) -> u64 {
+        1u64 << (col * (self.height + 1))
+    }
+
+    #[inline]
+    pub fn top_of(&self, col: u32) -> u64 {
+        1u64 << (self.height - 1 + col * (self.height + 1))
+    }
+
+    /// The column a single-bit cell belongs to.
+    #[inline]
+    pub fn column_of(&self, bit: u64) -> u32 {
+        bit.trailing_zeros() / (self.height + 1)
+    }
+
+    /// Columns from the centre outwards, alternating left then right (Pons' order): the usual
+    /// best-first order, since central discs take part in the most lines.
+    pub fn centre_first_order(&self) -> [u32; MAX_WIDTH] {
+        let mut order = [0; MAX_WIDTH];
+        let w = self.width as i32;
+        for (i, slot) in order.iter_mut().enumerate().take(self.width as usize) {
+            let i = i as i32;
+            // For w = 7: 3, 2, 4, 1, 5, 0, 6; for w = 8: 4, 3, 5, 2, 6, 1, 7, 0.
+            *slot = (w / 2 + (1 - 2 * (i % 2)) * ((i + 1) / 2)) as u32;
+        }
+        order
+    }
+
+    /// Empty cells that would complete four in a row for `stones` (whatever is below them).
+    ///
+    /// For each direction (shift `s`), a cell wins if three consecutive neighbours on one side,
+    /// or two on one side and one on the other, are stones: `p = (x << s) & (x << 2s)` marks
+    /// cells with two stones just "below" them in that direction, and so on.
+    #[inline]
+    pub fn winning_cells(&self, stones: u64, mask: u64) -> u64 {
+        let h = self.height;
+        // Vertical: only three stones below can complete a column.
+        let mut r = (stones << 1) & (stones << 2) & (stones << 3);
+        for shift in [h + 1, h, h + 2] {
+            let p = (stones << shift) & (stones << (2 * shift));
+            r |= p & (stones << (3 * shift));
+            r |= p & (stones >> shift);
+            let p = (stones >> shift) & (stones >> (2 * shift));
+            r |= p & (stones << shift);
+            r |= p & (stones >> (3 * shift));
+        }
+        r & (self.board ^ mask)
+    }
+
+    /// Whether `stones` hold four in a row somewhere.
+    #[inline]
+    pub fn has_four(&self, stones: u64) -> bool {
+        let h = self.height;
+        [1, h, h + 1, h + 2].into_iter().any(|shift| {
+            let pairs = stones & (stones >> shift);
+            pairs & (pairs >> (2 * shift)) != 0
+        })
+    }
+}
+
+/// A position: the side to move's stones, all stones, and the plies played.
+///
+/// 20 bytes and `Copy`: the solver walks the tree by copy-make.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Position {
+    /// Stones of the side to move.
+    pub current: u64,
+    /// Every stone on the board.
+    pub mask: u64,
+    /// Plies played so far: also `mask.count_ones()`.
+    pub moves: u32,
+}
+
+impl Position {
+    /// The unique key of the position (see the module note).
+    #[inline]
+    pub fn key(&self) -> u64 {
+        self.current + self.mask
+    }
+
+    /// The stones of the side that just moved.
+    #[inline]
+    pub fn opponent(&self) -> u64 {
+        self.current ^ self.mask
+    }
+
+    #[inline]
+    pub fn can_play(&self, g: &Geometry, col: u32) -> bool {
+        self.mask & g.top_of(col) == 0
+    }
+
+    /// The cell a disc dropped into `col` lands on.
+    #[inline]
+    pub fn landing_cell(&self, g: &Geometry, col: u32) -> u64 {
+        (self.mask + g.bottom_of(col)) & g.column_mask(col)
+    }
+
+    /// Plays the single-bit cell `cell`, which must be playable.
+    #[inline]
+    pub fn play(&mut self, cell: u64) {
+        self.current ^= self.mask;
+        self.mask |= cell;
+        self.moves += 1;
+    }
+
+    /// Undoes [`Position::play`] of `cell`.
+    #[inline]
+    pub fn undo(&mut self, cell: u64) {
+        self.mask ^= cell;
+        self.current ^= self.mask;
+        self.moves -= 1;
+    }
+
+    #[inline]
+    pub fn play_column(&mut self, g: &Geometry, col: u32) {
+        self.play(self.landing_cell(g, col));
+    }
+
+    /// The top disc of `col`, which must not be empty.
+    #[inline]
+    pub fn top_disc(&self, g: &Geometry, col: u32) -> u64 {
+        let stack = self.mask & g.column_mask(col);
+        1u64 << (63 - stack.leading_zeros())
+    }
+
+    /// Every playable cell (one per column that is not full).
+    #[inline]
+    pub fn playable(&self, g: &Geometry) -> u64 {
+        (self.mask + g.bottom) & g.board
+    }
+
+    /// Empty cells where the side to move would complete four.
+    #[inline]
+    pub fn own_winning_cells(&self, g: &Geometry) -> u64 {
+        g.winning_cells(self.current, self.mask)
+    }
+
+    /// Empty cells where the side that just moved would complete four.
+    #[inline]
+    pub fn opponent_winning_cells(&self, g: &Geometry) -> u64 {
+        g.winning_cells(self.opponent(), self.mask)
+    }
+
+    /// Playable cells that win at once for the side to move.
+    #[inline]
+    pub fn winning_moves(&self, g: &Geometry) -> u64 {
+        self.own_winning_cells(g) & self.playable(g)
+    }
+
+    /// Moves that do not hand the opponent a win on the next ply, assuming the side to move
+    /// cannot win at once: the single block if the opponent threatens once, nothing if twice,
+    /// and never the cell right below an opponent's winning cell. Empty means every move loses
+    /// on the next ply.
+    #[inline]
+    pub fn non_losing_moves(&self, g: &Geometry) -> u64 {
+        let mut playable = self.playable(g);
+        let opponent_wins = self.opponent_winning_cells(g);
+        let forced = playable & opponent_wins;
+        if forced != 0 {
+            if forced & (forced - 1) != 0 {
+                return 0;
+            }
+            playable = forced;
+        }
+        playable & !(opponent_wins >> 1)
+    }
+
+    /// Threats the side to move would hold after playing `cell`: the move-ordering score.
+    #[inline]
+    pub fn threats_after(&self, g: &Geometry, cell: u64) -> u32 {
+        g.winning_cells(self.current | cell, self.mask).count_ones()
+    }
+
+    /// The key of the left-right mirror image: equal positions up to symmetry have equal value.
+    pub fn mirrored_key(&self, g: &Geometry) -> u64 {
+        let key = self.key();
+        let column_bits = g.height + 1;
+        let column = (1u64 << column_bits) - 1;
+        let mut mirrored = 0;
+        for col in 0..g.width {
+            let bits = (key >> (col * column_bits)) & column;
+            mirrored |= bits << ((g.width - 1 - col) * column_bits);
+        }
+        mirrored
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn centre_first_order_for_seven_and_eight_columns() {
+        let g = Geometry::standard();
+        assert_eq!(g.centre_first_order()[..7], [3, 2, 4, 1, 5, 0, 6]);
+        let g8 = Geometry::new(8, 7).unwrap();
+        assert_eq!(g8.centre_first_order()[..8], [4, 3, 5, 2, 6, 1, 7, 0]);
+    }
+
+    #[test]
+    fn sizes_beyond_64_bits_are_refused() {
+        assert!(Geometry::new(8, 7).is_some());
+        assert!(Geometry::new(9, 7).is_none());
+        assert!(Geometry::new(12, 4).is_some());
+        assert!(Geometry::new(3, 6).is_none());
+    }
+
+    #[test]
+    fn play_then_undo_restores_both_boards() {
+        let g = Geometry::standard();
+        let mut p = Position::default();
+        for col in [3, 3, 2, 4] {
+            p.play_column(&g, col);
+        }
+        let before = p;
+        let cell = p.landing_cell(&g, 4);
+        p.play(cell);
+        assert_eq!(p.top_disc(&g, 4), cell);
+        p.undo(cell);
+        assert_eq!(p, before);
+    }
+
+    #[test]
+    fn the_key_tells_apart_positions_with_the_same_stones_in_other_hands() {
+        let g = Geometry::standard();
+        let mut a = Position::default();
+        let mut b = Position::default();
+        for col in [0, 1] {
+            a.play_column(&g, col);
+        }
+        for col in [1, 0] {
+            b.play_column(&g, col);
+        }
+        assert_eq!(a.mask, b.mask);
+        assert_ne!(a.key(), b.key());
+    }
+
+    #[test]
+    fn mirrored_key_is_the_key_of_the_mirrored_game() {
+        let g = Geometry::standard();
+        let mut a = Position::default();
+        let mut b = Position::default();
+        for col in [0, 1, 1, 5, 6] {
+            a.play_column(&g, col);
+            b.play_column(&g, 6 - col);
+        }
+        assert_eq!(a.mirrored_key(&g), b.key());
+    }
+}
