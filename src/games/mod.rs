@@ -5,6 +5,7 @@
 //! name a move's cell, and think about a position (by default the generic engine; a game with a
 //! better driver, such as an exact solver or a threat search, overrides [`BoardGame::think`]).
 
+pub mod gomoku;
 pub mod tictactoe;
 
 use std::fmt::Debug;
