@@ -94,12 +94,11 @@ impl Vcf {
         if self.nodes >= limits.max_nodes {
             self.stopped = true;
         }
-        if self.nodes % CHECK_INTERVAL == 0 {
-            if limits.deadline.is_some_and(|d| Instant::now() >= d)
-                || limits.cancel.as_ref().is_some_and(CancelFlag::is_cancelled)
-            {
-                self.stopped = true;
-            }
+        if self.nodes % CHECK_INTERVAL == 0
+            && (limits.deadline.is_some_and(|d| Instant::now() >= d)
+                || limits.cancel.as_ref().is_some_and(CancelFlag::is_cancelled))
+        {
+            self.stopped = true;
         }
         !self.stopped
     }
@@ -158,8 +157,8 @@ impl Vcf {
             fours.sort_unstable_by(|x, y| y.cmp(x));
         }
         let mut won = false;
-        for i in 0..fours.len() {
-            let attack_move = Move(fours[i].1);
+        for &(_, cell) in &fours {
+            let attack_move = Move(cell);
             self.pos.make(attack_move);
             let mut blocks = [0usize; 2];
             let n = self.pos.five_cells(me, &mut blocks);
