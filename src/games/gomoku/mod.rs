@@ -399,6 +399,10 @@ impl Game for Gomoku {
         self.first_five_cell(self.to_move).map(|c| Move(c as u16))
     }
 
+    fn must_answer_threat(&self) -> bool {
+        !self.five_made && self.board.level_count[1 - self.to_move.index()][FIVE as usize] > 0
+    }
+
     fn move_order_hint(&self, mv: Move) -> i32 {
         let cell = mv.index();
         let me = self.to_move.index();
@@ -496,31 +500,92 @@ impl BoardGame for Gomoku {
         if let Some(mv) = self.immediate_win() {
             return proven_win(mv, vec![mv], 1, 1, start, StopReason::Proven);
         }
-        let mut vcf_nodes = 0;
+        let deadline = limits.deadline.map(|d| d.0);
+        let share = |fraction: u32| {
+            deadline
+                .map(|d| Instant::now() + d.saturating_duration_since(Instant::now()) / fraction)
+        };
+        let mut solver = vcf::Vcf::new(self.clone());
         if self.board.level_count[self.to_move.other().index()][FIVE as usize] == 0 {
-            // The VCF gets a share of the budget; it is usually done in far less.
-            let vcf_deadline = limits.deadline.map(|d| {
-                let remaining = d.remaining();
-                Instant::now() + remaining / 3
-            });
+            // Step 2. Our own VCF, with up to a third of the budget (usually far less).
             let vcf_limits = vcf::VcfLimits {
-                deadline: vcf_deadline,
+                deadline: share(3),
                 max_nodes: limits.max_nodes.map(|n| n / 2).unwrap_or(u64::MAX),
                 cancel: limits.cancel.clone(),
-                max_depth: limits.max_depth.map(|d| d.max(3)).unwrap_or(vcf::MAX_FOURS),
+                max_depth: vcf::MAX_FOURS,
             };
-            let mut solver = vcf::Vcf::new(self.clone());
-            let found = solver.solve(&vcf_limits);
-            vcf_nodes = solver.nodes();
-            if let Some(line) = found {
+            if let Some(line) = solver.solve(&vcf_limits) {
                 let plies = line.len() as u32;
-                return proven_win(line[0], line, plies, vcf_nodes, start, StopReason::Proven);
+                return proven_win(
+                    line[0],
+                    line,
+                    plies,
+                    solver.nodes(),
+                    start,
+                    StopReason::Proven,
+                );
             }
         }
-        let mut report = search(self, limits, options, table);
-        report.nodes += vcf_nodes;
+        // Step 3. The engine, keeping back a slice of the budget for step 4.
+        let mut engine_limits = limits.clone();
+        if let Some(d) = deadline {
+            let remaining = d.saturating_duration_since(Instant::now());
+            engine_limits.deadline = Some(crate::engine::Deadline(
+                Instant::now() + remaining * 17 / 20,
+            ));
+        }
+        let mut report = search(self, &engine_limits, options, table);
+        // Step 4. Defence: if the chosen move lets the opponent win by continuous fours, take
+        // the first candidate (in threat order) that does not.
+        let proven = report.proof.is_some_and(|p| p.outcome == Outcome::Win);
+        if let (Some(best), false) = (report.best_move, proven) {
+            let check_limits = vcf::VcfLimits {
+                deadline,
+                max_nodes: 20_000,
+                cancel: limits.cancel.clone(),
+                max_depth: vcf::MAX_FOURS,
+            };
+            if self.opponent_wins_after(best, &mut solver, &check_limits) {
+                let mut moves = Vec::new();
+                self.search_moves(&mut moves);
+                moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
+                for &mv in moves.iter().filter(|&&m| m != best) {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        break;
+                    }
+                    if !self.opponent_wins_after(mv, &mut solver, &check_limits) {
+                        report.best_move = Some(mv);
+                        report.pv = vec![mv];
+                        break;
+                    }
+                }
+            }
+        }
+        report.nodes += solver.nodes();
         report.elapsed = start.elapsed();
         report
+    }
+}
+
+impl Gomoku {
+    /// Whether, after our `mv`, the opponent has a five or a VCF (within `limits`).
+    fn opponent_wins_after(
+        &self,
+        mv: Move,
+        solver: &mut vcf::Vcf,
+        limits: &vcf::VcfLimits,
+    ) -> bool {
+        let mut after = self.clone();
+        after.make(mv);
+        if after.status() != Status::Ongoing {
+            return false;
+        }
+        if after.immediate_win().is_some() {
+            return true;
+        }
+        // If we threaten five, the opponent must block first: the VCF search handles that.
+        solver.set_position(&after);
+        solver.solve(limits).is_some()
     }
 }
 

@@ -73,6 +73,18 @@ impl Vcf {
         }
     }
 
+    /// Points the solver at another position, keeping its failure table (entries are keyed by
+    /// the full hash, so they stay valid).
+    pub fn set_position(&mut self, pos: &Gomoku) {
+        self.pos = pos.clone();
+        self.stopped = false;
+    }
+
+    /// Whether the last solve was cut short by a limit.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
     pub fn nodes(&self) -> u64 {
         self.nodes
     }
