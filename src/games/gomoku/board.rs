@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use super::patterns::{FIVE, LEVELS, NONE, PatternFn};
+use super::patterns::{FIVE, FOUR, LEVELS, NONE, OPEN_FOUR, OPEN_THREE, PatternFn};
 use super::{GomokuRules, Overline};
 use crate::engine::Side;
 
@@ -22,6 +22,36 @@ pub const DIRECTIONS: [(i32, i32); 4] = [(0, 1), (1, 0), (1, 1), (1, -1)];
 
 /// Potential of one (empty cell, direction) pattern, by level: what the evaluation sums.
 pub const LEVEL_WEIGHT: [i32; LEVELS] = [0, 2, 6, 10, 30, 40, 150, 400];
+
+/// Double-threat classes of a cell for one side: what one stone there would make across its
+/// four lines. Index into `combo_count` and `COMBO_WEIGHT`.
+pub const DOUBLE_THREE: usize = 1;
+pub const FOUR_THREE: usize = 2;
+/// An open four or two fours at once: a win unless the opponent has fives of its own.
+pub const DOUBLE_FOUR: usize = 3;
+
+/// Potential added for a cell offering a double threat, by class.
+pub const COMBO_WEIGHT: [i32; 4] = [0, 200, 500, 1_000];
+
+/// The double-threat class of the four levels `levels` (one side, one cell).
+#[inline]
+fn combo_class(levels: &[u8]) -> usize {
+    let (mut fours, mut threes, mut open_four) = (0, 0, false);
+    for &level in levels {
+        fours += u32::from(level >= FOUR);
+        threes += u32::from(level == OPEN_THREE);
+        open_four |= level >= OPEN_FOUR;
+    }
+    if open_four || fours >= 2 {
+        DOUBLE_FOUR
+    } else if fours == 1 && threes >= 1 {
+        FOUR_THREE
+    } else if threes >= 2 {
+        DOUBLE_THREE
+    } else {
+        0
+    }
+}
 
 /// What never changes during a game: sizes, the rules and which line each cell lies on.
 #[derive(Debug)]
@@ -126,8 +156,13 @@ pub struct Board {
     pub near: Vec<u8>,
     /// Per side and level: how many (empty cell, direction) pairs have that pattern.
     pub level_count: [[u32; LEVELS]; 2],
-    /// Per side: sum of `LEVEL_WEIGHT` over its patterns (the evaluation's raw material).
+    /// Per side: sum of `LEVEL_WEIGHT` over its patterns plus `COMBO_WEIGHT` over its cells
+    /// (the evaluation's raw material).
     pub potential: [i32; 2],
+    /// Per cell and side: the double-threat class (0 for none or an occupied cell).
+    pub combo: Vec<[u8; 2]>,
+    /// Per side and class: how many empty cells offer that double threat.
+    pub combo_count: [[u32; 4]; 2],
     /// Zobrist hash of the stones only (the side to move is added by the game).
     pub stone_hash: u64,
     pub stones: u32,
@@ -142,6 +177,8 @@ impl Board {
             lines,
             pattern: vec![[NONE; 8]; n],
             near: vec![0; n],
+            combo: vec![[0; 2]; n],
+            combo_count: [[0; 4]; 2],
             level_count: [[0; LEVELS]; 2],
             potential: [0; 2],
             stone_hash: geo.salt,
@@ -165,8 +202,10 @@ impl Board {
     pub fn refresh_all(&mut self) {
         self.level_count = [[0; LEVELS]; 2];
         self.potential = [0; 2];
+        self.combo_count = [[0; 4]; 2];
         for cell in 0..self.cells.len() {
             self.pattern[cell] = [NONE; 8];
+            self.combo[cell] = [0; 2];
             if self.cells[cell] == 0 {
                 for d in 0..4 {
                     self.refresh(cell, d);
@@ -205,6 +244,14 @@ impl Board {
             self.level_count[side][old as usize] -= 1;
             self.level_count[side][level as usize] += 1;
             self.potential[side] += LEVEL_WEIGHT[level as usize] - LEVEL_WEIGHT[old as usize];
+            let class = combo_class(&self.pattern[cell][side * 4..side * 4 + 4]);
+            let old_class = self.combo[cell][side] as usize;
+            if class != old_class {
+                self.combo[cell][side] = class as u8;
+                self.combo_count[side][old_class] -= 1;
+                self.combo_count[side][class] += 1;
+                self.potential[side] += COMBO_WEIGHT[class] - COMBO_WEIGHT[old_class];
+            }
         }
     }
 

@@ -9,12 +9,14 @@
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
 //! - [`board`]: stones, line masks, incremental patterns and hash.
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
+//! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
 //! - [`pbrain`]: the piskvork engine protocol over stdin/stdout.
 
 pub mod board;
 pub mod patterns;
 pub mod pbrain;
 pub mod vcf;
+pub mod vct;
 
 use std::fmt;
 use std::sync::Arc;
@@ -207,6 +209,8 @@ impl Gomoku {
         fresh.board.pattern == self.board.pattern
             && fresh.board.level_count == self.board.level_count
             && fresh.board.potential == self.board.potential
+            && fresh.board.combo == self.board.combo
+            && fresh.board.combo_count == self.board.combo_count
     }
 
     /// Cells where `side` would make five (at most `cap` of them, in cell order).
@@ -254,16 +258,26 @@ impl Gomoku {
         let me = self.to_move.index();
         let opp = 1 - me;
         let count = &self.board.level_count;
+        let combos = &self.board.combo_count;
         let opp_fives = count[opp][FIVE as usize];
-        if opp_fives == 0 && count[me][OPEN_FOUR as usize] > 0 {
-            // I can make an open four and the opponent has no four to answer with.
-            return 20_000;
-        }
         if opp_fives >= 2 {
             // Likely an open four or a double four against me (the search sees the rest).
             return -10_000;
         }
-        0
+        if opp_fives > 0 {
+            return 0;
+        }
+        // The opponent can only interrupt my threats with fours of its own.
+        let opp_can_four = count[opp][FOUR as usize] + count[opp][OPEN_FOUR as usize] > 0;
+        if count[me][OPEN_FOUR as usize] > 0 || combos[me][board::DOUBLE_FOUR] > 0 {
+            20_000
+        } else if combos[me][board::FOUR_THREE] > 0 && !opp_can_four {
+            12_000
+        } else if combos[me][board::DOUBLE_THREE] > 0 && !opp_can_four {
+            5_000
+        } else {
+            0
+        }
     }
 }
 
@@ -506,6 +520,7 @@ impl BoardGame for Gomoku {
                 .map(|d| Instant::now() + d.saturating_duration_since(Instant::now()) / fraction)
         };
         let mut solver = vcf::Vcf::new(self.clone());
+        let mut vct_nodes = 0;
         if self.board.level_count[self.to_move.other().index()][FIVE as usize] == 0 {
             // Step 2. Our own VCF, with up to a third of the budget (usually far less).
             let vcf_limits = vcf::VcfLimits {
@@ -525,6 +540,19 @@ impl BoardGame for Gomoku {
                     StopReason::Proven,
                 );
             }
+            // Step 2b. Our own VCT (fours and threes), with up to a quarter of what is left.
+            let vct_limits = vct::VctLimits {
+                deadline: share(4),
+                max_nodes: limits.max_nodes.map(|n| n / 4).unwrap_or(u64::MAX),
+                cancel: limits.cancel.clone(),
+            };
+            let mut threats = vct::Vct::new(self.clone());
+            let found = threats.solve(limits.max_depth.unwrap_or(vct::MAX_THREATS), &vct_limits);
+            if let Some((mv, plies)) = found {
+                let nodes = solver.nodes() + threats.nodes();
+                return proven_win(mv, vec![mv], plies, nodes, start, StopReason::Proven);
+            }
+            vct_nodes = threats.nodes();
         }
         // Step 3. The engine, keeping back a slice of the budget for step 4.
         let mut engine_limits = limits.clone();
@@ -535,25 +563,36 @@ impl BoardGame for Gomoku {
             ));
         }
         let mut report = search(self, &engine_limits, options, table);
-        // Step 4. Defence: if the chosen move lets the opponent win by continuous fours, take
-        // the first candidate (in threat order) that does not.
+        // Step 4. Defence: if the chosen move lets the opponent win by continuous fours or
+        // threats, take the first candidate that does not, trying the cells of the opponent's
+        // winning line first, then the rest in threat order.
         let proven = report.proof.is_some_and(|p| p.outcome == Outcome::Win);
-        if let (Some(best), false) = (report.best_move, proven) {
-            let check_limits = vcf::VcfLimits {
+        let mut check = ThreatCheck {
+            vcf: solver,
+            vct: vct::Vct::new(self.clone()),
+            vcf_limits: vcf::VcfLimits {
                 deadline,
                 max_nodes: 20_000,
                 cancel: limits.cancel.clone(),
                 max_depth: vcf::MAX_FOURS,
-            };
-            if self.opponent_wins_after(best, &mut solver, &check_limits) {
+            },
+            vct_limits: vct::VctLimits {
+                deadline,
+                max_nodes: 10_000,
+                cancel: limits.cancel.clone(),
+            },
+        };
+        if let (Some(best), false) = (report.best_move, proven) {
+            if let Some(keys) = self.opponent_threat_after(best, &mut check) {
                 let mut moves = Vec::new();
                 self.search_moves(&mut moves);
                 moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
+                moves.sort_by_key(|m| !keys.contains(m));
                 for &mv in moves.iter().filter(|&&m| m != best) {
                     if deadline.is_some_and(|d| Instant::now() >= d) {
                         break;
                     }
-                    if !self.opponent_wins_after(mv, &mut solver, &check_limits) {
+                    if self.opponent_threat_after(mv, &mut check).is_none() {
                         report.best_move = Some(mv);
                         report.pv = vec![mv];
                         break;
@@ -561,31 +600,45 @@ impl BoardGame for Gomoku {
                 }
             }
         }
-        report.nodes += solver.nodes();
+        report.nodes += check.vcf.nodes() + check.vct.nodes() + vct_nodes;
         report.elapsed = start.elapsed();
         report
     }
 }
 
+/// The solvers and limits of the defence check (step 4 of [`Gomoku::think`]).
+struct ThreatCheck {
+    vcf: vcf::Vcf,
+    vct: vct::Vct,
+    vcf_limits: vcf::VcfLimits,
+    vct_limits: vct::VctLimits,
+}
+
+/// Threats (attacker moves) the opponent's VCT may use, in the defence check.
+const DEFENCE_VCT_DEPTH: u32 = 5;
+
 impl Gomoku {
-    /// Whether, after our `mv`, the opponent has a five or a VCF (within `limits`).
-    fn opponent_wins_after(
-        &self,
-        mv: Move,
-        solver: &mut vcf::Vcf,
-        limits: &vcf::VcfLimits,
-    ) -> bool {
+    /// After our `mv`: the opponent's five, VCF or VCT, as the cells its winning line plays
+    /// (candidates for our defence), or `None` if none was found within the limits.
+    fn opponent_threat_after(&self, mv: Move, check: &mut ThreatCheck) -> Option<Vec<Move>> {
         let mut after = self.clone();
         after.make(mv);
         if after.status() != Status::Ongoing {
-            return false;
+            return None;
         }
-        if after.immediate_win().is_some() {
-            return true;
+        if let Some(win) = after.immediate_win() {
+            return Some(vec![win]);
         }
-        // If we threaten five, the opponent must block first: the VCF search handles that.
-        solver.set_position(&after);
-        solver.solve(limits).is_some()
+        // If we threaten five, the opponent must block first: both searches handle that.
+        check.vcf.set_position(&after);
+        if let Some(line) = check.vcf.solve(&check.vcf_limits) {
+            return Some(line.into_iter().step_by(2).collect());
+        }
+        check.vct.set_position(&after);
+        check
+            .vct
+            .solve(DEFENCE_VCT_DEPTH, &check.vct_limits)
+            .map(|(first, _)| vec![first])
     }
 }
 

@@ -49,6 +49,8 @@ impl Default for VcfLimits {
 pub struct Vcf {
     pos: Gomoku,
     nodes: u64,
+    /// Node count at which the current solve stops (limits are per solve).
+    node_limit: u64,
     stopped: bool,
     /// Failed positions: `hash` with the low byte replaced by the depth it failed at.
     failed: Vec<u64>,
@@ -64,6 +66,7 @@ impl Vcf {
         Vcf {
             pos,
             nodes: 0,
+            node_limit: u64::MAX,
             stopped: false,
             failed: vec![0; TABLE_SLOTS],
             buffers: (0..=MAX_FOURS as usize + 1)
@@ -93,6 +96,8 @@ impl Vcf {
     /// `None` when there is none within the limits (or a limit stopped the search).
     pub fn solve(&mut self, limits: &VcfLimits) -> Option<Vec<Move>> {
         self.line.clear();
+        self.stopped = false;
+        self.node_limit = self.nodes.saturating_add(limits.max_nodes);
         let depth = limits.max_depth.min(MAX_FOURS);
         if self.attack(depth, 0, limits) {
             Some(self.line.iter().rev().copied().collect())
@@ -103,7 +108,7 @@ impl Vcf {
 
     fn check_limits(&mut self, limits: &VcfLimits) -> bool {
         self.nodes += 1;
-        if self.nodes >= limits.max_nodes {
+        if self.nodes >= self.node_limit {
             self.stopped = true;
         }
         if self.nodes % CHECK_INTERVAL == 0
