@@ -8,6 +8,7 @@
 //!
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
 //! - [`board`]: stones, line masks, incremental patterns and hash.
+//! - [`selective`]: the view of a position the main search uses on big boards (best moves only).
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
 //! - [`pbrain`]: the piskvork engine protocol over stdin/stdout.
@@ -15,6 +16,7 @@
 pub mod board;
 pub mod patterns;
 pub mod pbrain;
+pub mod selective;
 pub mod vcf;
 pub mod vct;
 
@@ -413,8 +415,11 @@ impl Game for Gomoku {
         self.first_five_cell(self.to_move).map(|c| Move(c as u16))
     }
 
+    /// A four (five threat) or an open three (open-four threat) of the opponent: both must be
+    /// answered at once, and the threat rules keep the answers few.
     fn must_answer_threat(&self) -> bool {
-        !self.five_made && self.board.level_count[1 - self.to_move.index()][FIVE as usize] > 0
+        let opp = &self.board.level_count[1 - self.to_move.index()];
+        !self.five_made && (opp[FIVE as usize] > 0 || opp[OPEN_FOUR as usize] > 0)
     }
 
     fn move_order_hint(&self, mv: Move) -> i32 {
@@ -562,7 +567,23 @@ impl BoardGame for Gomoku {
                 Instant::now() + remaining * 17 / 20,
             ));
         }
-        let mut report = search(self, &engine_limits, options, table);
+        let mut report = if self.board.cells.len() > selective::SELECTIVE_MIN_CELLS {
+            let mut report = search(
+                &selective::Selective::new(self.clone()),
+                &engine_limits,
+                options,
+                table,
+            );
+            // A selective search may miss the move that refutes a "forced" line: its decisive
+            // scores are strong hints, not proofs.
+            if report.proof.take().is_some() {
+                report.score = report.score.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1);
+                report.stop_reason = StopReason::Depth;
+            }
+            report
+        } else {
+            search(self, &engine_limits, options, table)
+        };
         // Step 4. Defence: if the chosen move lets the opponent win by continuous fours or
         // threats, take the first candidate that does not, trying the cells of the opponent's
         // winning line first, then the rest in threat order.
