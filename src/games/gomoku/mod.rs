@@ -545,10 +545,11 @@ impl BoardGame for Gomoku {
                     StopReason::Proven,
                 );
             }
-            // Step 2b. Our own VCT (fours and threes), with up to a quarter of what is left.
+            // Step 2b. Our own VCT (fours and threes), with up to a sixth of what is left and a
+            // node cap: a VCT that exists is usually found fast, and the main search needs the time.
             let vct_limits = vct::VctLimits {
-                deadline: share(4),
-                max_nodes: limits.max_nodes.map(|n| n / 4).unwrap_or(u64::MAX),
+                deadline: share(6),
+                max_nodes: limits.max_nodes.map_or(ROOT_VCT_NODES, |n| (n / 4).min(ROOT_VCT_NODES)),
                 cancel: limits.cancel.clone(),
             };
             let mut threats = vct::Vct::new(self.clone());
@@ -634,6 +635,9 @@ struct ThreatCheck {
     vcf_limits: vcf::VcfLimits,
     vct_limits: vct::VctLimits,
 }
+
+/// Most nodes the root VCT may visit.
+const ROOT_VCT_NODES: u64 = 40_000;
 
 /// Threats (attacker moves) the opponent's VCT may use, in the defence check.
 const DEFENCE_VCT_DEPTH: u32 = 5;
