@@ -112,21 +112,6 @@ impl fmt::Debug for Gomoku {
 const ATTACK: [i32; 8] = [0, 2, 6, 10, 40, 60, 2_000, 100_000];
 const DEFENCE: [i32; 8] = [0, 1, 4, 6, 30, 40, 800, 50_000];
 
-/// A fixed-size set of cells on the stack (625 cells at most): no allocation per node.
-struct CellSet([u64; 10]);
-
-impl CellSet {
-    fn new() -> Self {
-        CellSet([0; 10])
-    }
-    fn insert(&mut self, cell: usize) {
-        self.0[cell / 64] |= 1 << (cell % 64);
-    }
-    fn contains(&self, cell: usize) -> bool {
-        self.0[cell / 64] & (1 << (cell % 64)) != 0
-    }
-}
-
 impl Gomoku {
     /// The empty board of `rows` x `cols` under `rules`, X to move.
     pub fn new(rows: usize, cols: usize, rules: GomokuRules) -> Result<Self, PositionError> {
@@ -374,30 +359,14 @@ impl Game for Gomoku {
             return;
         }
         if self.board.level_count[opp][OPEN_FOUR as usize] > 0 {
-            // The opponent threatens an open four. Only our own fours, or stones on a line of
-            // that threat within reach of it, can matter.
-            let mut defence = CellSet::new();
-            let h = self.rules().win_length as i32;
-            let geo = &self.board.geo;
-            for cell in 0..self.board.cells.len() {
-                if self.board.cells[cell] != 0 || self.board.near[cell] == 0 {
-                    continue;
-                }
-                for d in 0..4 {
-                    if self.board.level(cell, opp, d) != OPEN_FOUR {
-                        continue;
-                    }
-                    let (line, pos) = geo.line_of[cell][d];
-                    let cells = &geo.line_cells[line as usize];
-                    let lo = (pos as i32 - h).max(0) as usize;
-                    let hi = (pos as i32 + h).min(cells.len() as i32 - 1) as usize;
-                    for &c in &cells[lo..=hi] {
-                        defence.insert(c as usize);
-                    }
-                }
-            }
+            // The opponent threatens an open four (it has an open three). To stop it we must
+            // take the cell of that open four or one of the cells that would complete it, and
+            // every such cell is one where the opponent would make a four now; or we make a
+            // four of our own first. Nothing else can matter.
             self.for_each_candidate(|cell| {
-                if defence.contains(cell) || self.board.best_level(cell, me) >= FOUR {
+                if self.board.best_level(cell, opp) >= FOUR
+                    || self.board.best_level(cell, me) >= FOUR
+                {
                     out.push(Move(cell as u16));
                 }
             });
@@ -549,7 +518,9 @@ impl BoardGame for Gomoku {
             // node cap: a VCT that exists is usually found fast, and the main search needs the time.
             let vct_limits = vct::VctLimits {
                 deadline: share(6),
-                max_nodes: limits.max_nodes.map_or(ROOT_VCT_NODES, |n| (n / 4).min(ROOT_VCT_NODES)),
+                max_nodes: limits
+                    .max_nodes
+                    .map_or(ROOT_VCT_NODES, |n| (n / 4).min(ROOT_VCT_NODES)),
                 cancel: limits.cancel.clone(),
             };
             let mut threats = vct::Vct::new(self.clone());

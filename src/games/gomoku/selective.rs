@@ -17,7 +17,7 @@ use super::patterns::{FIVE, OPEN_FOUR};
 pub const SELECTIVE_MIN_CELLS: usize = 100;
 /// Moves kept at the root and below it in quiet positions.
 const ROOT_WIDTH: usize = 20;
-const WIDTH: usize = 12;
+const WIDTH: usize = 8;
 
 /// A position whose quiet move sets are cut to the best few by threat order.
 #[derive(Clone, Debug)]
