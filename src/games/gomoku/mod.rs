@@ -1,10 +1,12 @@
 //! Gomoku (and every m,n,k-game): k in a row on a rectangular board of 5 to 25 cells a side.
 //!
 //! The position ([`Gomoku`]) wraps an incremental [`board::Board`] whose line patterns drive
-//! everything: the evaluation (a running sum of pattern potentials), the win test (a cell whose
-//! pattern is a five), move ordering (threats made and blocked) and the threat rules that prune
-//! the moves worth searching. [`vcf`] searches continuous fours for a forced win before the
-//! generic engine spends the rest of the budget; [`pbrain`] speaks the Gomocup protocol.
+//! everything: the evaluation (a running sum of pattern and double-threat potentials), the win
+//! test (a cell whose pattern is a five), move ordering (threats made and blocked), the threat
+//! rules that prune the moves worth searching, and the horizon extension of forced answers.
+//! [`Gomoku::think`] runs the threat searches ([`vcf`], [`vct`]) before the generic engine spends
+//! the rest of the budget, then checks the chosen move against the opponent's threats;
+//! [`pbrain`] speaks the Gomocup protocol.
 //!
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
 //! - [`board`]: stones, line masks, incremental patterns and hash.
@@ -31,7 +33,7 @@ use crate::engine::{
 
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
 use board::{Board, Geometry, SIDE_KEY};
-use patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE, OPEN_TWO, THREE, TWO};
+use patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
 
 /// Smallest and largest board side.
 pub const MIN_SIDE: usize = 5;
@@ -466,12 +468,20 @@ impl BoardGame for Gomoku {
 
     /// Threat search first, then the generic engine under the remaining budget.
     ///
-    /// 1. A five now: play it (proven).
-    /// 2. A VCF (continuous fours) for the mover: play its first move (proven, the line's length).
-    /// 3. The engine's iterative deepening with the shared table for the rest of the budget.
+    /// 1. A five now: play it (proven, 1 ply).
+    /// 2. A VCF (continuous fours) for the mover, then a VCT (fours and threes, capped at a
+    ///    sixth of the budget): play its first move, proven, with the line's length.
+    /// 3. The engine's iterative deepening with the shared table for most of what is left; on
+    ///    boards above 100 cells through the [`selective`] view (quiet nodes search their best
+    ///    few moves), whose decisive scores are therefore not reported as proofs.
+    /// 4. A defence check: if the opponent has a VCF or a short VCT after the chosen move, the
+    ///    first candidate that leaves it none is played instead.
     ///
-    /// `Algorithm::Minimax` and `analysis` go straight to the engine: analysis scores every legal
-    /// move (on 15x15 that is the whole board at depth 1, deeper only as the budget allows).
+    /// The first move is always ready (the engine's depth-1 iteration ignores time), so even a
+    /// 1 ms budget returns a legal move. `Algorithm::Minimax` and `analysis` go straight to the
+    /// exact engine: analysis scores every legal move (on 15x15 that is the whole board, searched
+    /// at depth 1 and deeper only as the budget allows; a restriction of the analysed moves to
+    /// the candidate area would hide the scores the client asked for).
     fn think(
         &self,
         limits: &SearchLimits,
@@ -499,7 +509,7 @@ impl BoardGame for Gomoku {
             // Step 2. Our own VCF, with up to a third of the budget (usually far less).
             let vcf_limits = vcf::VcfLimits {
                 deadline: share(3),
-                max_nodes: limits.max_nodes.map(|n| n / 2).unwrap_or(u64::MAX),
+                max_nodes: limits.max_nodes.map_or(u64::MAX, |n| n / 8),
                 cancel: limits.cancel.clone(),
                 max_depth: vcf::MAX_FOURS,
             };
@@ -520,7 +530,7 @@ impl BoardGame for Gomoku {
                 deadline: share(6),
                 max_nodes: limits
                     .max_nodes
-                    .map_or(ROOT_VCT_NODES, |n| (n / 4).min(ROOT_VCT_NODES)),
+                    .map_or(ROOT_VCT_NODES, |n| (n / 8).min(ROOT_VCT_NODES)),
                 cancel: limits.cancel.clone(),
             };
             let mut threats = vct::Vct::new(self.clone());
@@ -531,8 +541,12 @@ impl BoardGame for Gomoku {
             }
             vct_nodes = threats.nodes();
         }
-        // Step 3. The engine, keeping back a slice of the budget for step 4.
+        // Step 3. The engine, keeping back a slice of the budget (time and nodes) for step 4.
+        let threat_nodes = solver.nodes() + vct_nodes;
         let mut engine_limits = limits.clone();
+        engine_limits.max_nodes = limits
+            .max_nodes
+            .map(|n| n.saturating_sub(threat_nodes + n / 8).max(1));
         if let Some(d) = deadline {
             let remaining = d.saturating_duration_since(Instant::now());
             engine_limits.deadline = Some(crate::engine::Deadline(
@@ -560,6 +574,7 @@ impl BoardGame for Gomoku {
         // threats, take the first candidate that does not, trying the cells of the opponent's
         // winning line first, then the rest in threat order.
         let proven = report.proof.is_some_and(|p| p.outcome == Outcome::Win);
+        let used_before_check = report.nodes + threat_nodes;
         let mut check = ThreatCheck {
             vcf: solver,
             vct: vct::Vct::new(self.clone()),
@@ -575,17 +590,31 @@ impl BoardGame for Gomoku {
                 cancel: limits.cancel.clone(),
             },
         };
+        if let Some(cap) = limits.max_nodes {
+            // What is left of the node cap, shared by the checks below.
+            let left = cap.saturating_sub(used_before_check);
+            check.vcf_limits.max_nodes = check.vcf_limits.max_nodes.min(left / 2);
+            check.vct_limits.max_nodes = check.vct_limits.max_nodes.min(left / 4);
+        }
+        let node_cap = limits
+            .max_nodes
+            .map(|n| n.saturating_sub(used_before_check));
+        let within_cap = |check: &ThreatCheck| {
+            node_cap.is_none_or(|cap| check.vcf.nodes() + check.vct.nodes() < cap)
+        };
         if let (Some(best), false) = (report.best_move, proven) {
-            if let Some(keys) = self.opponent_threat_after(best, &mut check) {
+            if let Threat::Found(keys) = self.opponent_threat_after(best, &mut check) {
                 let mut moves = Vec::new();
                 self.search_moves(&mut moves);
                 moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
                 moves.sort_by_key(|m| !keys.contains(m));
                 for &mv in moves.iter().filter(|&&m| m != best) {
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                    if deadline.is_some_and(|d| Instant::now() >= d) || !within_cap(&check) {
                         break;
                     }
-                    if self.opponent_threat_after(mv, &mut check).is_none() {
+                    // A move not shown to lose (even if a limit cut its check short) beats one
+                    // that is.
+                    if !matches!(self.opponent_threat_after(mv, &mut check), Threat::Found(_)) {
                         report.best_move = Some(mv);
                         report.pv = vec![mv];
                         break;
@@ -597,6 +626,16 @@ impl BoardGame for Gomoku {
         report.elapsed = start.elapsed();
         report
     }
+}
+
+/// What the defence check found about the opponent's threats after one of our moves.
+enum Threat {
+    /// A forced win: the cells its line plays (candidates for our defence).
+    Found(Vec<Move>),
+    /// No five, VCF or short VCT.
+    None,
+    /// A limit stopped the search before it could tell.
+    Unknown,
 }
 
 /// The solvers and limits of the defence check (step 4 of [`Gomoku::think`]).
@@ -614,27 +653,30 @@ const ROOT_VCT_NODES: u64 = 40_000;
 const DEFENCE_VCT_DEPTH: u32 = 5;
 
 impl Gomoku {
-    /// After our `mv`: the opponent's five, VCF or VCT, as the cells its winning line plays
-    /// (candidates for our defence), or `None` if none was found within the limits.
-    fn opponent_threat_after(&self, mv: Move, check: &mut ThreatCheck) -> Option<Vec<Move>> {
+    /// After our `mv`: the opponent's five, VCF or short VCT, if it has one.
+    fn opponent_threat_after(&self, mv: Move, check: &mut ThreatCheck) -> Threat {
         let mut after = self.clone();
         after.make(mv);
         if after.status() != Status::Ongoing {
-            return None;
+            return Threat::None;
         }
         if let Some(win) = after.immediate_win() {
-            return Some(vec![win]);
+            return Threat::Found(vec![win]);
         }
         // If we threaten five, the opponent must block first: both searches handle that.
         check.vcf.set_position(&after);
         if let Some(line) = check.vcf.solve(&check.vcf_limits) {
-            return Some(line.into_iter().step_by(2).collect());
+            return Threat::Found(line.into_iter().step_by(2).collect());
+        }
+        if check.vcf.stopped() {
+            return Threat::Unknown;
         }
         check.vct.set_position(&after);
-        check
-            .vct
-            .solve(DEFENCE_VCT_DEPTH, &check.vct_limits)
-            .map(|(first, _)| vec![first])
+        match check.vct.solve(DEFENCE_VCT_DEPTH, &check.vct_limits) {
+            Some((first, _)) => Threat::Found(vec![first]),
+            None if check.vct.stopped() => Threat::Unknown,
+            None => Threat::None,
+        }
     }
 }
 
@@ -665,9 +707,6 @@ fn proven_win(
         iterations: Vec::new(),
     }
 }
-
-// Pattern levels not used above are still part of the vocabulary for readers of the weights.
-const _: [u8; 4] = [TWO, OPEN_TWO, THREE, OPEN_THREE];
 
 #[cfg(test)]
 mod tests {

@@ -62,6 +62,11 @@ impl Vct {
         self.pos = pos.clone();
     }
 
+    /// Whether the last solve was cut short by a limit.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
     pub fn nodes(&self) -> u64 {
         self.nodes
     }
