@@ -104,3 +104,36 @@ fn analysis_scores_every_legal_move() {
     p.legal_moves(&mut legal);
     assert_eq!(report.root_moves.len(), legal.len());
 }
+
+#[test]
+fn long_lines_on_the_largest_board_answer_a_small_budget() {
+    use kibitz::games::gomoku::Overline;
+    let rules = GomokuRules::new(25, Overline::Win).expect("rules");
+    let mut p = Gomoku::new(25, 25, rules).expect("board");
+    for (r, c) in [(12, 12), (12, 13), (13, 12), (11, 11)] {
+        p.make(p.move_at(r, c));
+    }
+    let report = think(
+        &p,
+        SearchLimits::with_budget(Duration::from_millis(5)),
+        SearchOptions::default(),
+    );
+    assert_legal(&p, &report);
+    assert!(
+        report.elapsed < Duration::from_millis(200),
+        "{:?}",
+        report.elapsed
+    );
+}
+
+#[test]
+fn seven_in_a_row_is_seen_as_a_win_in_one() {
+    use kibitz::games::gomoku::Overline;
+    let rules = GomokuRules::new(7, Overline::Win).expect("rules");
+    let mut p = Gomoku::new(9, 9, rules).expect("board");
+    for c in 0..6 {
+        p.make(p.move_at(0, c));
+        p.make(p.move_at(2, c));
+    }
+    assert_eq!(p.immediate_win(), Some(p.move_at(0, 6)));
+}

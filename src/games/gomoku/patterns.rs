@@ -5,9 +5,10 @@
 //! can see the cell just past a window). So a pattern is a pure function of two small bit masks,
 //! own stones and blocked cells (opponent stones or off-board) of that segment. For k <= 5 the
 //! function is tabulated once per rule set (2^20 bytes, built by dynamic programming over
-//! segments with more stones first); longer win lengths compute it directly. The board keeps one
-//! pattern per (empty cell, side, direction) and refreshes only the cells within `H` of a changed
-//! cell, which is what makes the evaluation incremental.
+//! segments with more stones first); k = 6 computes it directly, and longer lines (k >= 7) only
+//! tell fives and fours apart, which keeps a move cheap on 25x25. The board keeps one pattern per
+//! (empty cell, side, direction) and refreshes only the cells within `H` of a changed cell,
+//! which is what makes the evaluation incremental.
 
 use std::sync::OnceLock;
 
@@ -35,6 +36,8 @@ pub const LEVELS: usize = 8;
 
 /// Largest win length whose pattern function is tabulated.
 const MAX_TABULATED_K: u32 = 5;
+/// Largest win length whose untabulated patterns include threes and twos.
+const MAX_FULL_DIRECT_K: u32 = 6;
 
 /// Classifies one segment: `own` and `free` are `2H + 1`-bit masks with the centre (bit `H`)
 /// already holding the placed stone. `sub` gives the level of the segment with one more own
@@ -212,7 +215,14 @@ impl PatternFn {
             None => {
                 let seg_mask = (1u64 << (2 * h + 1)) - 1;
                 let free = seg_mask & !own & !blocked & !centre;
-                level_direct(own | centre, free, self.k, self.overline, 1)
+                if self.k <= MAX_FULL_DIRECT_K {
+                    level_direct(own | centre, free, self.k, self.overline, 1)
+                } else {
+                    // Imagining one and two more stones over segments of up to 51 cells costs
+                    // too much per move: long lines get fives and fours only (exact for wins,
+                    // blocks and VCF; the evaluation just sees fewer shapes).
+                    level_with(own | centre, free, self.k, self.overline, |_, _| NONE)
+                }
             }
         }
     }
