@@ -153,6 +153,14 @@ pub trait Game: Clone + Send + Sync + 'static {
         None
     }
 
+    /// Whether the side to move must answer a threat at once (a four in gomoku, a check in
+    /// chess). The search does not stop at its horizon in such a position: it searches the
+    /// answers one ply further, so a forced reply is never judged statically. Keep it rare and
+    /// narrow (the answers come from [`Game::search_moves`]).
+    fn must_answer_threat(&self) -> bool {
+        false
+    }
+
     /// Ordering hint: larger is searched first. Table move, killers and history come on top.
     fn move_order_hint(&self, _mv: Move) -> i32 {
         0

@@ -476,8 +476,9 @@ impl<'t, G: Game> Searcher<'t, G> {
             return WIN - (ply as Score + 1);
         }
 
-        // Step 3. Horizon.
-        if depth <= 0 || ply >= MAX_PLY - 1 {
+        // Step 3. Horizon, unless the mover must answer a threat at once (then the answer is
+        // searched too, so a forced reply is never cut off at the horizon).
+        if (depth <= 0 && !self.pos.must_answer_threat()) || ply >= MAX_PLY - 1 {
             return self.pos.evaluate();
         }
 
@@ -591,7 +592,8 @@ impl<'t, G: Game> Searcher<'t, G> {
             Entry {
                 score: score_to_table(best, ply),
                 best_move,
-                depth: depth.min(u8::MAX as i32) as u8,
+                // An extended node past the horizon has a negative depth: store it as 0.
+                depth: depth.clamp(0, u8::MAX as i32) as u8,
                 bound,
             },
         );

@@ -4,8 +4,14 @@
 //! [`BoardGame`] is what the service needs on top of the rules: build a position from a grid,
 //! name a move's cell, and think about a position (by default the generic engine; a game with a
 //! better driver, such as an exact solver or a threat search, overrides [`BoardGame::think`]).
+//!
+//! - [`tictactoe`]: bitboards, solved by the engine.
+//! - [`connect4`]: bitboards and a Pons-style exact solver, with the engine as fallback.
+//! - [`gomoku`]: any m,n,k-game on 5 to 25 cells a side; incremental line patterns, threat
+//!   searches (VCF, VCT) before the engine, and the Gomocup piskvork protocol.
 
 pub mod connect4;
+pub mod gomoku;
 pub mod tictactoe;
 
 use std::fmt::Debug;

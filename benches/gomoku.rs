@@ -1,0 +1,81 @@
+//! Gomoku speed: nodes per second and depth reached by `think` at 200 ms in 15x15 middle games
+//! (shared tournament openings, some with a few more moves), median of five runs each.
+//!
+//! Run with `cargo bench --bench gomoku`. Each run uses a fresh 64 MiB table.
+
+use std::time::Duration;
+
+use kibitz::engine::{Game, SearchLimits, SearchOptions, TranspositionTable};
+use kibitz::games::BoardGame;
+use kibitz::games::gomoku::{Gomoku, GomokuRules};
+
+const RUNS: usize = 5;
+const BUDGET_MS: u64 = 200;
+
+/// Middle-game positions as `x,y` (column,row) moves from the empty board, black first.
+const POSITIONS: [(&str, &str); 4] = [
+    (
+        "opening 3 + 6",
+        "7,7 8,8 10,5 6,8 10,8 7,8 5,8 10,7 5,7 8,7 8,5",
+    ),
+    (
+        "opening 4 + 6",
+        "7,7 7,8 8,10 9,8 9,6 8,7 10,7 8,9 8,8 6,6 10,9",
+    ),
+    (
+        "opening 9",
+        "12,2 13,3 14,4 14,5 13,6 12,7 11,6 10,4 10,3 10,6 8,5",
+    ),
+    ("opening 10 + 2", "7,7 8,8 10,9 10,8 11,5 9,9 9,7"),
+];
+
+fn position(moves: &str) -> Gomoku {
+    let mut p = Gomoku::new(15, 15, GomokuRules::default()).expect("board");
+    for token in moves.split_whitespace() {
+        let (x, y) = token.split_once(',').expect("x,y");
+        let mv = p.move_at(y.parse().expect("y"), x.parse().expect("x"));
+        assert!(p.is_legal(mv), "{token} is not legal");
+        p.make(mv);
+    }
+    p
+}
+
+fn median(mut values: Vec<u64>) -> u64 {
+    values.sort_unstable();
+    values[values.len() / 2]
+}
+
+fn main() {
+    println!("gomoku 15x15, {BUDGET_MS} ms a search, median of {RUNS} runs");
+    println!(
+        "{:<16} {:>12} {:>6} {:>10} {:>8}",
+        "position", "nodes/s", "depth", "nodes", "proof"
+    );
+    let mut all_nps = Vec::new();
+    let mut all_depth = Vec::new();
+    for (name, moves) in POSITIONS {
+        let p = position(moves);
+        let (mut nps, mut depth, mut nodes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut proof = None;
+        for _ in 0..RUNS {
+            let table = TranspositionTable::with_megabytes(64);
+            let limits = SearchLimits::with_budget(Duration::from_millis(BUDGET_MS));
+            let report = p.think(&limits, SearchOptions::default(), &table);
+            nps.push(report.nodes_per_second());
+            depth.push(u64::from(report.depth));
+            nodes.push(report.nodes);
+            proof = report.proof;
+        }
+        let (n, d) = (median(nps), median(depth));
+        all_nps.push(n);
+        all_depth.push(d);
+        let proof = proof.map_or("-".to_string(), |p| format!("{:?}", p.outcome));
+        println!("{name:<16} {n:>12} {d:>6} {:>10} {proof:>8}", median(nodes));
+        let _ = p.plies_played();
+    }
+    println!(
+        "median over positions: {} nodes/s, depth {}",
+        median(all_nps),
+        median(all_depth)
+    );
+}

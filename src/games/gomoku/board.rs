@@ -1,0 +1,363 @@
+//! The gomoku board: stones, per-line bit masks, incremental patterns, neighbourhood counts and
+//! the Zobrist hash, all updated in place by `place`/`remove`.
+//!
+//! Every line of the board (rows, columns, both diagonals) is a `u128` bit mask per side, cell
+//! `i` of the line at bit `i + OFFSET`, so the segment of `2H + 1` cells around any cell is one
+//! shift and mask away, with off-board cells reading as blocked. Placing or removing a stone
+//! refreshes the patterns of the empty cells within `H` of it along its four lines and nothing
+//! else, keeping per-side counts of each pattern level and a running potential sum (the
+//! evaluation) in step. Nothing here allocates after construction.
+
+use std::sync::Arc;
+
+use super::patterns::{FIVE, FOUR, LEVELS, NONE, OPEN_FOUR, OPEN_THREE, PatternFn};
+use super::{GomokuRules, Overline};
+use crate::engine::Side;
+
+/// Bit of a line's cell 0: leaves room for the `H <= 25` cells before it.
+const OFFSET: u32 = 32;
+
+/// Row and column steps of the four directions: horizontal, vertical, diagonal, anti-diagonal.
+pub const DIRECTIONS: [(i32, i32); 4] = [(0, 1), (1, 0), (1, 1), (1, -1)];
+
+/// Potential of one (empty cell, direction) pattern, by level: what the evaluation sums.
+pub const LEVEL_WEIGHT: [i32; LEVELS] = [0, 2, 6, 10, 30, 40, 150, 400];
+
+/// Double-threat classes of a cell for one side: what one stone there would make across its
+/// four lines. Index into `combo_count` and `COMBO_WEIGHT`.
+pub const DOUBLE_THREE: usize = 1;
+pub const FOUR_THREE: usize = 2;
+/// An open four or two fours at once: a win unless the opponent has fives of its own.
+pub const DOUBLE_FOUR: usize = 3;
+
+/// Potential added for a cell offering a double threat, by class.
+pub const COMBO_WEIGHT: [i32; 4] = [0, 200, 500, 1_000];
+
+/// The double-threat class of the four levels `levels` (one side, one cell).
+#[inline]
+fn combo_class(levels: &[u8]) -> usize {
+    let (mut fours, mut threes, mut open_four) = (0, 0, false);
+    for &level in levels {
+        fours += u32::from(level >= FOUR);
+        threes += u32::from(level == OPEN_THREE);
+        open_four |= level >= OPEN_FOUR;
+    }
+    if open_four || fours >= 2 {
+        DOUBLE_FOUR
+    } else if fours == 1 && threes >= 1 {
+        FOUR_THREE
+    } else if threes >= 2 {
+        DOUBLE_THREE
+    } else {
+        0
+    }
+}
+
+/// What never changes during a game: sizes, the rules and which line each cell lies on.
+#[derive(Debug)]
+pub struct Geometry {
+    pub rows: usize,
+    pub cols: usize,
+    pub rules: GomokuRules,
+    pub patterns: PatternFn,
+    /// For each cell and direction: (line index, position of the cell on that line).
+    pub line_of: Vec<[(u16, u8); 4]>,
+    /// For each line: its cells in order.
+    pub line_cells: Vec<Vec<u16>>,
+    /// For each line: the on-board mask.
+    pub on_board: Vec<u128>,
+    /// Mixed into the hash so that boards of other sizes or rules never share table entries.
+    pub salt: u64,
+}
+
+impl Geometry {
+    pub fn new(rows: usize, cols: usize, rules: GomokuRules) -> Self {
+        let mut line_of = vec![[(0u16, 0u8); 4]; rows * cols];
+        let mut line_cells: Vec<Vec<u16>> = Vec::new();
+        for (d, &(dr, dc)) in DIRECTIONS.iter().enumerate() {
+            for r in 0..rows as i32 {
+                for c in 0..cols as i32 {
+                    // A line starts at a cell whose predecessor is off the board.
+                    let (pr, pc) = (r - dr, c - dc);
+                    if pr >= 0 && pc >= 0 && pr < rows as i32 && pc < cols as i32 {
+                        continue;
+                    }
+                    let id = line_cells.len() as u16;
+                    let mut cells = Vec::new();
+                    let (mut rr, mut cc) = (r, c);
+                    while rr >= 0 && cc >= 0 && rr < rows as i32 && cc < cols as i32 {
+                        let cell = rr as usize * cols + cc as usize;
+                        line_of[cell][d] = (id, cells.len() as u8);
+                        cells.push(cell as u16);
+                        rr += dr;
+                        cc += dc;
+                    }
+                    line_cells.push(cells);
+                }
+            }
+        }
+        let on_board = line_cells
+            .iter()
+            .map(|cells| ((1u128 << cells.len()) - 1) << OFFSET)
+            .collect();
+        let salt = splitmix(
+            (rows as u64) << 48
+                | (cols as u64) << 32
+                | u64::from(rules.win_length) << 8
+                | u64::from(rules.overline == Overline::NoWin),
+        );
+        Geometry {
+            rows,
+            cols,
+            patterns: PatternFn::new(rules.win_length, rules.overline),
+            rules,
+            line_of,
+            line_cells,
+            on_board,
+            salt,
+        }
+    }
+
+    pub fn cells(&self) -> usize {
+        self.rows * self.cols
+    }
+}
+
+/// SplitMix64: a good 64-bit mixer, used to derive Zobrist keys without storing a table.
+#[inline]
+pub const fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Zobrist key of a stone of `side` on `cell`.
+#[inline]
+fn zobrist(side: usize, cell: usize) -> u64 {
+    splitmix(((cell as u64) << 1 | side as u64) ^ 0x5EED_6A3E_u64 << 20)
+}
+
+/// Hash term for "the second player is to move".
+pub const SIDE_KEY: u64 = splitmix(0xC0FF_EE00);
+
+/// The mutable board state.
+#[derive(Clone)]
+pub struct Board {
+    pub geo: Arc<Geometry>,
+    /// 0 empty, 1 first player, 2 second player.
+    pub cells: Vec<u8>,
+    /// Per line, per side: stone bits.
+    lines: Vec<[u128; 2]>,
+    /// Per cell: pattern level for side `s`, direction `d` at index `s * 4 + d` (empty cells only;
+    /// occupied cells hold `NONE`).
+    pub pattern: Vec<[u8; 8]>,
+    /// Per cell: stones within two cells (Chebyshev distance), the candidate-move area.
+    pub near: Vec<u8>,
+    /// Per side and level: how many (empty cell, direction) pairs have that pattern.
+    pub level_count: [[u32; LEVELS]; 2],
+    /// Per side: sum of `LEVEL_WEIGHT` over its patterns plus `COMBO_WEIGHT` over its cells
+    /// (the evaluation's raw material).
+    pub potential: [i32; 2],
+    /// Per cell and side: the double-threat class (0 for none or an occupied cell).
+    pub combo: Vec<[u8; 2]>,
+    /// Per side and class: how many empty cells offer that double threat.
+    pub combo_count: [[u32; 4]; 2],
+    /// Zobrist hash of the stones only (the side to move is added by the game).
+    pub stone_hash: u64,
+    pub stones: u32,
+}
+
+impl Board {
+    pub fn empty(geo: Arc<Geometry>) -> Self {
+        let n = geo.cells();
+        let lines = vec![[0u128; 2]; geo.line_cells.len()];
+        let mut board = Board {
+            cells: vec![0; n],
+            lines,
+            pattern: vec![[NONE; 8]; n],
+            near: vec![0; n],
+            combo: vec![[0; 2]; n],
+            combo_count: [[0; 4]; 2],
+            level_count: [[0; LEVELS]; 2],
+            potential: [0; 2],
+            stone_hash: geo.salt,
+            stones: 0,
+            geo,
+        };
+        board.refresh_all();
+        board
+    }
+
+    /// Places stones without checking for wins (setting up a position), then recomputes every
+    /// pattern from scratch.
+    pub fn set_up(&mut self, stones: impl IntoIterator<Item = (usize, Side)>) {
+        for (cell, side) in stones {
+            self.put(cell, side.index());
+        }
+        self.refresh_all();
+    }
+
+    /// Recomputes all patterns and counters from the stones alone.
+    pub fn refresh_all(&mut self) {
+        self.level_count = [[0; LEVELS]; 2];
+        self.potential = [0; 2];
+        self.combo_count = [[0; 4]; 2];
+        for cell in 0..self.cells.len() {
+            self.pattern[cell] = [NONE; 8];
+            self.combo[cell] = [0; 2];
+            if self.cells[cell] == 0 {
+                for d in 0..4 {
+                    self.refresh(cell, d);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    pub fn level(&self, cell: usize, side: usize, dir: usize) -> u8 {
+        self.pattern[cell][side * 4 + dir]
+    }
+
+    /// The best level `side` would make on `cell` over the four directions.
+    #[inline]
+    pub fn best_level(&self, cell: usize, side: usize) -> u8 {
+        let p = &self.pattern[cell];
+        p[side * 4]
+            .max(p[side * 4 + 1])
+            .max(p[side * 4 + 2])
+            .max(p[side * 4 + 3])
+    }
+
+    /// Whether a stone of `side` on `cell` would win.
+    #[inline]
+    pub fn makes_five(&self, cell: usize, side: usize) -> bool {
+        self.best_level(cell, side) == FIVE
+    }
+
+    #[inline]
+    fn set_level(&mut self, cell: usize, side: usize, dir: usize, level: u8) {
+        let slot = &mut self.pattern[cell][side * 4 + dir];
+        let old = *slot;
+        if old != level {
+            *slot = level;
+            self.level_count[side][old as usize] -= 1;
+            self.level_count[side][level as usize] += 1;
+            self.potential[side] += LEVEL_WEIGHT[level as usize] - LEVEL_WEIGHT[old as usize];
+            let class = combo_class(&self.pattern[cell][side * 4..side * 4 + 4]);
+            let old_class = self.combo[cell][side] as usize;
+            if class != old_class {
+                self.combo[cell][side] = class as u8;
+                self.combo_count[side][old_class] -= 1;
+                self.combo_count[side][class] += 1;
+                self.potential[side] += COMBO_WEIGHT[class] - COMBO_WEIGHT[old_class];
+            }
+        }
+    }
+
+    /// Recomputes the patterns of empty `cell` in direction `dir` for both sides.
+    #[inline]
+    fn refresh(&mut self, cell: usize, dir: usize) {
+        let (line, pos) = self.geo.line_of[cell][dir];
+        let h = self.geo.patterns.k;
+        let shift = pos as u32 + OFFSET - h;
+        let seg_mask = (1u64 << (2 * h + 1)) - 1;
+        let stones = self.lines[line as usize];
+        let off = !self.geo.on_board[line as usize];
+        let segment = |bits: u128| ((bits >> shift) as u64) & seg_mask;
+        let (x, o, off) = (segment(stones[0]), segment(stones[1]), segment(off));
+        for side in 0..2 {
+            let (own, theirs) = if side == 0 { (x, o) } else { (o, x) };
+            let level = self.geo.patterns.level(own, theirs | off);
+            self.set_level(cell, side, dir, level);
+        }
+    }
+
+    /// Puts a stone without touching patterns (shared by `place` and setup).
+    fn put(&mut self, cell: usize, side: usize) {
+        self.cells[cell] = side as u8 + 1;
+        for d in 0..4 {
+            let (line, pos) = self.geo.line_of[cell][d];
+            self.lines[line as usize][side] |= 1u128 << (pos as u32 + OFFSET);
+        }
+        self.stone_hash ^= zobrist(side, cell);
+        self.stones += 1;
+        self.bump_near(cell, 1);
+    }
+
+    fn bump_near(&mut self, cell: usize, delta: i8) {
+        let (rows, cols) = (self.geo.rows as i32, self.geo.cols as i32);
+        let (r, c) = ((cell / self.geo.cols) as i32, (cell % self.geo.cols) as i32);
+        for rr in (r - 2).max(0)..=(r + 2).min(rows - 1) {
+            for cc in (c - 2).max(0)..=(c + 2).min(cols - 1) {
+                let n = &mut self.near[(rr * cols + cc) as usize];
+                *n = n.wrapping_add_signed(delta);
+            }
+        }
+    }
+
+    /// Refreshes the empty cells within `H` of `cell` on its four lines.
+    fn refresh_around(&mut self, cell: usize) {
+        let h = self.geo.patterns.k as i32;
+        for d in 0..4 {
+            let (line, pos) = self.geo.line_of[cell][d];
+            let len = self.geo.line_cells[line as usize].len() as i32;
+            let lo = (pos as i32 - h).max(0);
+            let hi = (pos as i32 + h).min(len - 1);
+            for p in lo..=hi {
+                let other = self.geo.line_cells[line as usize][p as usize] as usize;
+                if self.cells[other] == 0 {
+                    self.refresh(other, d);
+                }
+            }
+        }
+    }
+
+    /// Places a stone of `side` on empty `cell`, updating everything incrementally.
+    pub fn place(&mut self, cell: usize, side: usize) {
+        for s in 0..2 {
+            for d in 0..4 {
+                self.set_level(cell, s, d, NONE);
+            }
+        }
+        self.put(cell, side);
+        self.refresh_around(cell);
+    }
+
+    /// Removes the stone on `cell` (the inverse of `place`).
+    pub fn remove(&mut self, cell: usize) {
+        let side = (self.cells[cell] - 1) as usize;
+        self.cells[cell] = 0;
+        for d in 0..4 {
+            let (line, pos) = self.geo.line_of[cell][d];
+            self.lines[line as usize][side] &= !(1u128 << (pos as u32 + OFFSET));
+        }
+        self.stone_hash ^= zobrist(side, cell);
+        self.stones -= 1;
+        self.bump_near(cell, -1);
+        self.refresh_around(cell);
+    }
+
+    /// Whether `side` has a winning line on the board (a scan: used to validate setups).
+    pub fn has_five(&self, side: usize) -> bool {
+        let k = self.geo.rules.win_length as usize;
+        let exact = self.geo.rules.overline == Overline::NoWin;
+        self.geo.line_cells.iter().any(|cells| {
+            let mut run = 0;
+            for (i, &cell) in cells.iter().enumerate() {
+                if self.cells[cell as usize] == side as u8 + 1 {
+                    run += 1;
+                }
+                let ends =
+                    i + 1 == cells.len() || self.cells[cells[i + 1] as usize] != side as u8 + 1;
+                if run > 0 && ends {
+                    if run == k || (run > k && !exact) {
+                        return true;
+                    }
+                    run = 0;
+                }
+            }
+            false
+        })
+    }
+}

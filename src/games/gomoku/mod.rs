@@ -1,0 +1,741 @@
+//! Gomoku (and every m,n,k-game): k in a row on a rectangular board of 5 to 25 cells a side.
+//!
+//! The position ([`Gomoku`]) wraps an incremental [`board::Board`] whose line patterns drive
+//! everything: the evaluation (a running sum of pattern and double-threat potentials), the win
+//! test (a cell whose pattern is a five), move ordering (threats made and blocked), the threat
+//! rules that prune the moves worth searching, and the horizon extension of forced answers.
+//! [`Gomoku::think`] runs the threat searches ([`vcf`], [`vct`]) before the generic engine spends
+//! the rest of the budget, then checks the chosen move against the opponent's threats;
+//! [`pbrain`] speaks the Gomocup protocol.
+//!
+//! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
+//! - [`board`]: stones, line masks, incremental patterns and hash.
+//! - [`selective`]: the view of a position the main search uses on big boards (best moves only).
+//! - [`vcf`]: the victory-by-continuous-fours search with its own table.
+//! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
+//! - [`pbrain`]: the piskvork engine protocol over stdin/stdout.
+
+pub mod board;
+pub mod patterns;
+pub mod pbrain;
+pub mod selective;
+pub mod vcf;
+pub mod vct;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::engine::{
+    Algorithm, Game, MATE_BOUND, Move, Outcome, Proof, Score, SearchLimits, SearchOptions,
+    SearchReport, Side, Status, StopReason, TableStats, TranspositionTable, WIN, search,
+};
+
+use super::{BoardGame, Cell, Grid, PositionError, Stone};
+use board::{Board, Geometry, SIDE_KEY};
+use patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
+
+/// Smallest and largest board side.
+pub const MIN_SIDE: usize = 5;
+pub const MAX_SIDE: usize = 25;
+
+/// Whether a line longer than the win length wins.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Overline {
+    /// Free-style: five or more in a row wins.
+    #[default]
+    Win,
+    /// Standard gomoku: exactly five wins; six or more does not.
+    NoWin,
+}
+
+/// The rule options of a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GomokuRules {
+    /// Stones in a row that win (k of an m,n,k-game).
+    pub win_length: u32,
+    pub overline: Overline,
+}
+
+impl Default for GomokuRules {
+    fn default() -> Self {
+        GomokuRules {
+            win_length: 5,
+            overline: Overline::Win,
+        }
+    }
+}
+
+impl GomokuRules {
+    /// Rules with a checked win length (3 to 25; [`Gomoku::from_grid`] also checks it against
+    /// the board's longer side).
+    pub fn new(win_length: u32, overline: Overline) -> Result<Self, PositionError> {
+        if !(3..=MAX_SIDE as u32).contains(&win_length) {
+            return Err(PositionError::Rules(format!(
+                "win_length must be between 3 and {MAX_SIDE}; got {win_length}"
+            )));
+        }
+        Ok(GomokuRules {
+            win_length,
+            overline,
+        })
+    }
+}
+
+/// A gomoku position. Move code = cell index `row * cols + col`.
+#[derive(Clone)]
+pub struct Gomoku {
+    board: Board,
+    to_move: Side,
+    /// Set when the last move made a winning line (the side to move has lost).
+    five_made: bool,
+}
+
+impl fmt::Debug for Gomoku {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "Gomoku {}x{} {:?}, {} to move",
+            self.rows(),
+            self.cols(),
+            self.rules(),
+            self.to_move.letter()
+        )?;
+        for row in self.board.cells.chunks(self.cols()) {
+            let text: String = row.iter().map(|&c| ['.', 'X', 'O'][c as usize]).collect();
+            writeln!(f, "{text}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Ordering weights of a cell by the best pattern it makes for the mover (attack) and for the
+/// opponent (defence, i.e. what playing there blocks).
+const ATTACK: [i32; 8] = [0, 2, 6, 10, 40, 60, 2_000, 100_000];
+const DEFENCE: [i32; 8] = [0, 1, 4, 6, 30, 40, 800, 50_000];
+
+impl Gomoku {
+    /// The empty board of `rows` x `cols` under `rules`, X to move.
+    pub fn new(rows: usize, cols: usize, rules: GomokuRules) -> Result<Self, PositionError> {
+        if !(MIN_SIDE..=MAX_SIDE).contains(&rows) || !(MIN_SIDE..=MAX_SIDE).contains(&cols) {
+            return Err(PositionError::Shape(format!(
+                "gomoku boards have {MIN_SIDE} to {MAX_SIDE} rows and columns; got {rows} x {cols}"
+            )));
+        }
+        GomokuRules::new(rules.win_length, rules.overline)?;
+        if rules.win_length as usize > rows.max(cols) {
+            return Err(PositionError::Rules(format!(
+                "win_length {} is longer than the board's longer side ({})",
+                rules.win_length,
+                rows.max(cols)
+            )));
+        }
+        let geo = Arc::new(Geometry::new(rows, cols, rules));
+        Ok(Gomoku {
+            board: Board::empty(geo),
+            to_move: Side::First,
+            five_made: false,
+        })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.board.geo.rows
+    }
+
+    pub fn cols(&self) -> usize {
+        self.board.geo.cols
+    }
+
+    pub fn rules(&self) -> GomokuRules {
+        self.board.geo.rules
+    }
+
+    /// The move code of a cell.
+    pub fn move_at(&self, row: usize, col: usize) -> Move {
+        Move((row * self.cols() + col) as u16)
+    }
+
+    /// The stone on a cell.
+    pub fn stone(&self, row: usize, col: usize) -> Stone {
+        match self.board.cells[row * self.cols() + col] {
+            1 => Stone::Player(Side::First),
+            2 => Stone::Player(Side::Second),
+            _ => Stone::Empty,
+        }
+    }
+
+    /// Whether `mv` is a legal move now.
+    pub fn is_legal(&self, mv: Move) -> bool {
+        mv.index() < self.board.cells.len()
+            && self.board.cells[mv.index()] == 0
+            && self.status() == Status::Ongoing
+    }
+
+    /// Replaces the stones (no win check) and sets the side to move: setting up a position.
+    pub fn set_up(&mut self, stones: impl IntoIterator<Item = (usize, Side)>, to_move: Side) {
+        let geo = self.board.geo.clone();
+        self.board = Board::empty(geo);
+        self.board.set_up(stones);
+        self.to_move = to_move;
+        self.five_made = false;
+    }
+
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// The static evaluation recomputed from the stones alone (for checking the incremental one).
+    pub fn evaluate_from_scratch(&self) -> Score {
+        let mut fresh = self.clone();
+        fresh.board.refresh_all();
+        fresh.evaluate()
+    }
+
+    /// The pattern counters recomputed from scratch equal the incremental ones.
+    pub fn patterns_consistent(&self) -> bool {
+        let mut fresh = self.clone();
+        fresh.board.refresh_all();
+        fresh.board.pattern == self.board.pattern
+            && fresh.board.level_count == self.board.level_count
+            && fresh.board.potential == self.board.potential
+            && fresh.board.combo == self.board.combo
+            && fresh.board.combo_count == self.board.combo_count
+    }
+
+    /// Cells where `side` would make five (at most `cap` of them, in cell order).
+    pub fn five_cells(&self, side: Side, out: &mut [usize]) -> usize {
+        let s = side.index();
+        if self.board.level_count[s][FIVE as usize] == 0 {
+            return 0;
+        }
+        let mut n = 0;
+        for cell in 0..self.board.cells.len() {
+            if self.board.cells[cell] == 0
+                && self.board.near[cell] > 0
+                && self.board.makes_five(cell, s)
+            {
+                if n < out.len() {
+                    out[n] = cell;
+                }
+                n += 1;
+            }
+        }
+        n
+    }
+
+    fn first_five_cell(&self, side: Side) -> Option<usize> {
+        let mut cell = [0usize; 1];
+        (self.five_cells(side, &mut cell) > 0).then_some(cell[0])
+    }
+
+    /// Candidate cells: empty and within two cells of a stone (the centre on an empty board).
+    fn for_each_candidate(&self, mut f: impl FnMut(usize)) {
+        if self.board.stones == 0 {
+            f((self.rows() / 2) * self.cols() + self.cols() / 2);
+            return;
+        }
+        for cell in 0..self.board.cells.len() {
+            if self.board.cells[cell] == 0 && self.board.near[cell] > 0 {
+                f(cell);
+            }
+        }
+    }
+
+    /// A static threat judgement for the side to move, beyond the pattern sum: winning and
+    /// losing shapes the horizon would otherwise miss.
+    fn threat_bonus(&self) -> Score {
+        let me = self.to_move.index();
+        let opp = 1 - me;
+        let count = &self.board.level_count;
+        let combos = &self.board.combo_count;
+        let opp_fives = count[opp][FIVE as usize];
+        if opp_fives >= 2 {
+            // Likely an open four or a double four against me (the search sees the rest).
+            return -10_000;
+        }
+        if opp_fives > 0 {
+            return 0;
+        }
+        // The opponent can only interrupt my threats with fours of its own.
+        let opp_can_four = count[opp][FOUR as usize] + count[opp][OPEN_FOUR as usize] > 0;
+        if count[me][OPEN_FOUR as usize] > 0 || combos[me][board::DOUBLE_FOUR] > 0 {
+            20_000
+        } else if combos[me][board::FOUR_THREE] > 0 && !opp_can_four {
+            12_000
+        } else if combos[me][board::DOUBLE_THREE] > 0 && !opp_can_four {
+            5_000
+        } else {
+            0
+        }
+    }
+}
+
+impl Game for Gomoku {
+    fn move_space(&self) -> usize {
+        self.board.cells.len()
+    }
+
+    fn hash(&self) -> u64 {
+        self.board.stone_hash
+            ^ if self.to_move == Side::Second {
+                SIDE_KEY
+            } else {
+                0
+            }
+    }
+
+    fn side_to_move(&self) -> Side {
+        self.to_move
+    }
+
+    fn plies_played(&self) -> u32 {
+        self.board.stones
+    }
+
+    fn legal_moves(&self, out: &mut Vec<Move>) {
+        if self.status() != Status::Ongoing {
+            return;
+        }
+        out.extend(
+            (0..self.board.cells.len())
+                .filter(|&c| self.board.cells[c] == 0)
+                .map(|c| Move(c as u16)),
+        );
+    }
+
+    fn make(&mut self, mv: Move) {
+        let cell = mv.index();
+        let side = self.to_move.index();
+        self.five_made = self.board.makes_five(cell, side);
+        self.board.place(cell, side);
+        self.to_move = self.to_move.other();
+    }
+
+    fn unmake(&mut self, mv: Move) {
+        self.board.remove(mv.index());
+        self.to_move = self.to_move.other();
+        // Play stops at a win, so the position before any move had no win in it.
+        self.five_made = false;
+    }
+
+    fn status(&self) -> Status {
+        if self.five_made {
+            Status::Lost
+        } else if self.board.stones as usize == self.board.cells.len() {
+            Status::Draw
+        } else {
+            Status::Ongoing
+        }
+    }
+
+    /// Pattern potential of the mover (with a tempo bonus) minus the opponent's, plus threats.
+    fn evaluate(&self) -> Score {
+        let me = self.to_move.index();
+        let p = &self.board.potential;
+        let raw = p[me] + p[me] / 4 - p[1 - me] + self.threat_bonus();
+        raw.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1)
+    }
+
+    fn max_remaining_plies(&self) -> u32 {
+        self.board.cells.len() as u32 - self.board.stones
+    }
+
+    /// The threat rules: win if possible; else block a five; against an open three answer only
+    /// with moves that can matter (fours of our own, or cells on the threatened line).
+    fn search_moves(&self, out: &mut Vec<Move>) {
+        if self.status() != Status::Ongoing {
+            return;
+        }
+        let me = self.to_move.index();
+        let opp = 1 - me;
+        if let Some(cell) = self.first_five_cell(self.to_move) {
+            out.push(Move(cell as u16));
+            return;
+        }
+        if self.board.level_count[opp][FIVE as usize] > 0 {
+            // Every cell where the opponent would win must be blocked; blocking one is all we
+            // can do (two of them mean the game is lost, and either block is the longest defence).
+            let mut cells = [0usize; 8];
+            let n = self.five_cells(self.to_move.other(), &mut cells);
+            out.extend(cells[..n.min(8)].iter().map(|&c| Move(c as u16)));
+            return;
+        }
+        if self.board.level_count[opp][OPEN_FOUR as usize] > 0 {
+            // The opponent threatens an open four (it has an open three). To stop it we must
+            // take the cell of that open four or one of the cells that would complete it, and
+            // every such cell is one where the opponent would make a four now; or we make a
+            // four of our own first. Nothing else can matter.
+            self.for_each_candidate(|cell| {
+                if self.board.best_level(cell, opp) >= FOUR
+                    || self.board.best_level(cell, me) >= FOUR
+                {
+                    out.push(Move(cell as u16));
+                }
+            });
+            if !out.is_empty() {
+                return;
+            }
+        }
+        self.for_each_candidate(|cell| out.push(Move(cell as u16)));
+    }
+
+    fn immediate_win(&self) -> Option<Move> {
+        if self.status() != Status::Ongoing {
+            return None;
+        }
+        self.first_five_cell(self.to_move).map(|c| Move(c as u16))
+    }
+
+    /// A four (five threat) or an open three (open-four threat) of the opponent: both must be
+    /// answered at once, and the threat rules keep the answers few.
+    fn must_answer_threat(&self) -> bool {
+        let opp = &self.board.level_count[1 - self.to_move.index()];
+        !self.five_made && (opp[FIVE as usize] > 0 || opp[OPEN_FOUR as usize] > 0)
+    }
+
+    fn move_order_hint(&self, mv: Move) -> i32 {
+        let cell = mv.index();
+        let me = self.to_move.index();
+        let pat = &self.board.pattern[cell];
+        let mut attack = 0;
+        let mut defence = 0;
+        let mut my_fours = 0;
+        let mut my_threes = 0;
+        for d in 0..4 {
+            let mine = pat[me * 4 + d];
+            let theirs = pat[(1 - me) * 4 + d];
+            attack += ATTACK[mine as usize];
+            defence += DEFENCE[theirs as usize];
+            my_fours += i32::from(mine >= FOUR);
+            my_threes += i32::from(mine == OPEN_THREE);
+        }
+        // Double threats (four-four, four-three, three-three) outrank single ones.
+        let combo = match (my_fours, my_threes) {
+            (f, _) if f >= 2 => 1_500,
+            (1, t) if t >= 1 => 1_200,
+            (0, t) if t >= 2 => 500,
+            _ => 0,
+        };
+        attack + defence + combo
+    }
+}
+
+impl BoardGame for Gomoku {
+    type Rules = GomokuRules;
+    const NAME: &'static str = "gomoku";
+    const MAX_SIDE: usize = MAX_SIDE;
+
+    fn from_grid(
+        grid: &Grid,
+        to_move: Option<Side>,
+        rules: &GomokuRules,
+    ) -> Result<Self, PositionError> {
+        let mut position = Gomoku::new(grid.rows, grid.cols, *rules)?;
+        let to_move = grid.side_to_move(to_move, true)?;
+        let stones = grid.cells.iter().enumerate().filter_map(|(i, s)| match s {
+            Stone::Player(side) => Some((i, *side)),
+            Stone::Empty => None,
+        });
+        position.board.set_up(stones);
+        position.to_move = to_move;
+        let k = rules.win_length;
+        match (position.board.has_five(0), position.board.has_five(1)) {
+            (true, true) => {
+                return Err(PositionError::GameOver(format!(
+                    "both X and O have {k} in a row"
+                )));
+            }
+            (true, false) => {
+                return Err(PositionError::GameOver(format!("X has {k} in a row")));
+            }
+            (false, true) => {
+                return Err(PositionError::GameOver(format!("O has {k} in a row")));
+            }
+            _ => {}
+        }
+        if position.board.stones as usize == position.board.cells.len() {
+            return Err(PositionError::GameOver("the board is full: a draw".into()));
+        }
+        Ok(position)
+    }
+
+    fn cell_of(&self, mv: Move) -> Cell {
+        Cell {
+            row: mv.index() / self.cols(),
+            col: mv.index() % self.cols(),
+        }
+    }
+
+    /// Threat search first, then the generic engine under the remaining budget.
+    ///
+    /// 1. A five now: play it (proven, 1 ply).
+    /// 2. A VCF (continuous fours) for the mover, then a VCT (fours and threes, capped at a
+    ///    sixth of the budget): play its first move, proven, with the line's length.
+    /// 3. The engine's iterative deepening with the shared table for most of what is left; on
+    ///    boards above 100 cells through the [`selective`] view (quiet nodes search their best
+    ///    few moves), whose decisive scores are therefore not reported as proofs.
+    /// 4. A defence check: if the opponent has a VCF or a short VCT after the chosen move, the
+    ///    first candidate that leaves it none is played instead.
+    ///
+    /// The first move is always ready (the engine's depth-1 iteration ignores time), so even a
+    /// 1 ms budget returns a legal move. `Algorithm::Minimax` and `analysis` go straight to the
+    /// exact engine: analysis scores every legal move (on 15x15 that is the whole board, searched
+    /// at depth 1 and deeper only as the budget allows; a restriction of the analysed moves to
+    /// the candidate area would hide the scores the client asked for).
+    fn think(
+        &self,
+        limits: &SearchLimits,
+        options: SearchOptions,
+        table: &TranspositionTable,
+    ) -> SearchReport {
+        if options.algorithm == Algorithm::Minimax
+            || options.analysis
+            || self.status() != Status::Ongoing
+        {
+            return search(self, limits, options, table);
+        }
+        let start = Instant::now();
+        if let Some(mv) = self.immediate_win() {
+            return proven_win(mv, vec![mv], 1, 1, start, StopReason::Proven);
+        }
+        let deadline = limits.deadline.map(|d| d.0);
+        let share = |fraction: u32| {
+            deadline
+                .map(|d| Instant::now() + d.saturating_duration_since(Instant::now()) / fraction)
+        };
+        let mut solver = vcf::Vcf::new(self.clone());
+        let mut vct_nodes = 0;
+        if self.board.level_count[self.to_move.other().index()][FIVE as usize] == 0 {
+            // Step 2. Our own VCF, with up to a third of the budget (usually far less).
+            let vcf_limits = vcf::VcfLimits {
+                deadline: share(3),
+                max_nodes: limits.max_nodes.map_or(u64::MAX, |n| n / 8),
+                cancel: limits.cancel.clone(),
+                max_depth: vcf::MAX_FOURS,
+            };
+            if let Some(line) = solver.solve(&vcf_limits) {
+                let plies = line.len() as u32;
+                return proven_win(
+                    line[0],
+                    line,
+                    plies,
+                    solver.nodes(),
+                    start,
+                    StopReason::Proven,
+                );
+            }
+            // Step 2b. Our own VCT (fours and threes), with up to a sixth of what is left and a
+            // node cap: a VCT that exists is usually found fast, and the main search needs the time.
+            let vct_limits = vct::VctLimits {
+                deadline: share(6),
+                max_nodes: limits
+                    .max_nodes
+                    .map_or(ROOT_VCT_NODES, |n| (n / 8).min(ROOT_VCT_NODES)),
+                cancel: limits.cancel.clone(),
+            };
+            let mut threats = vct::Vct::new(self.clone());
+            let found = threats.solve(limits.max_depth.unwrap_or(vct::MAX_THREATS), &vct_limits);
+            if let Some((mv, plies)) = found {
+                let nodes = solver.nodes() + threats.nodes();
+                return proven_win(mv, vec![mv], plies, nodes, start, StopReason::Proven);
+            }
+            vct_nodes = threats.nodes();
+        }
+        // Step 3. The engine, keeping back a slice of the budget (time and nodes) for step 4.
+        let threat_nodes = solver.nodes() + vct_nodes;
+        let mut engine_limits = limits.clone();
+        engine_limits.max_nodes = limits
+            .max_nodes
+            .map(|n| n.saturating_sub(threat_nodes + n / 8).max(1));
+        if let Some(d) = deadline {
+            let remaining = d.saturating_duration_since(Instant::now());
+            engine_limits.deadline = Some(crate::engine::Deadline(
+                Instant::now() + remaining * 17 / 20,
+            ));
+        }
+        let mut report = if self.board.cells.len() > selective::SELECTIVE_MIN_CELLS {
+            let mut report = search(
+                &selective::Selective::new(self.clone()),
+                &engine_limits,
+                options,
+                table,
+            );
+            // A selective search may miss the move that refutes a "forced" line: its decisive
+            // scores are strong hints, not proofs.
+            if report.proof.take().is_some() {
+                report.score = report.score.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1);
+                report.stop_reason = StopReason::Depth;
+            }
+            report
+        } else {
+            search(self, &engine_limits, options, table)
+        };
+        // Step 4. Defence: if the chosen move lets the opponent win by continuous fours or
+        // threats, take the first candidate that does not, trying the cells of the opponent's
+        // winning line first, then the rest in threat order.
+        let proven = report.proof.is_some_and(|p| p.outcome == Outcome::Win);
+        let used_before_check = report.nodes + threat_nodes;
+        let mut check = ThreatCheck {
+            vcf: solver,
+            vct: vct::Vct::new(self.clone()),
+            vcf_limits: vcf::VcfLimits {
+                deadline,
+                max_nodes: 20_000,
+                cancel: limits.cancel.clone(),
+                max_depth: vcf::MAX_FOURS,
+            },
+            vct_limits: vct::VctLimits {
+                deadline,
+                max_nodes: 10_000,
+                cancel: limits.cancel.clone(),
+            },
+        };
+        if let Some(cap) = limits.max_nodes {
+            // What is left of the node cap, shared by the checks below.
+            let left = cap.saturating_sub(used_before_check);
+            check.vcf_limits.max_nodes = check.vcf_limits.max_nodes.min(left / 2);
+            check.vct_limits.max_nodes = check.vct_limits.max_nodes.min(left / 4);
+        }
+        let node_cap = limits
+            .max_nodes
+            .map(|n| n.saturating_sub(used_before_check));
+        let within_cap = |check: &ThreatCheck| {
+            node_cap.is_none_or(|cap| check.vcf.nodes() + check.vct.nodes() < cap)
+        };
+        if let (Some(best), false) = (report.best_move, proven) {
+            if let Threat::Found(keys) = self.opponent_threat_after(best, &mut check) {
+                let mut moves = Vec::new();
+                self.search_moves(&mut moves);
+                moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
+                moves.sort_by_key(|m| !keys.contains(m));
+                for &mv in moves.iter().filter(|&&m| m != best) {
+                    if deadline.is_some_and(|d| Instant::now() >= d) || !within_cap(&check) {
+                        break;
+                    }
+                    // A move not shown to lose (even if a limit cut its check short) beats one
+                    // that is.
+                    if !matches!(self.opponent_threat_after(mv, &mut check), Threat::Found(_)) {
+                        report.best_move = Some(mv);
+                        report.pv = vec![mv];
+                        break;
+                    }
+                }
+            }
+        }
+        report.nodes += check.vcf.nodes() + check.vct.nodes() + vct_nodes;
+        report.elapsed = start.elapsed();
+        report
+    }
+}
+
+/// What the defence check found about the opponent's threats after one of our moves.
+enum Threat {
+    /// A forced win: the cells its line plays (candidates for our defence).
+    Found(Vec<Move>),
+    /// No five, VCF or short VCT.
+    None,
+    /// A limit stopped the search before it could tell.
+    Unknown,
+}
+
+/// The solvers and limits of the defence check (step 4 of [`Gomoku::think`]).
+struct ThreatCheck {
+    vcf: vcf::Vcf,
+    vct: vct::Vct,
+    vcf_limits: vcf::VcfLimits,
+    vct_limits: vct::VctLimits,
+}
+
+/// Most nodes the root VCT may visit.
+const ROOT_VCT_NODES: u64 = 40_000;
+
+/// Threats (attacker moves) the opponent's VCT may use, in the defence check.
+const DEFENCE_VCT_DEPTH: u32 = 5;
+
+impl Gomoku {
+    /// After our `mv`: the opponent's five, VCF or short VCT, if it has one.
+    fn opponent_threat_after(&self, mv: Move, check: &mut ThreatCheck) -> Threat {
+        let mut after = self.clone();
+        after.make(mv);
+        if after.status() != Status::Ongoing {
+            return Threat::None;
+        }
+        if let Some(win) = after.immediate_win() {
+            return Threat::Found(vec![win]);
+        }
+        // If we threaten five, the opponent must block first: both searches handle that.
+        check.vcf.set_position(&after);
+        if let Some(line) = check.vcf.solve(&check.vcf_limits) {
+            return Threat::Found(line.into_iter().step_by(2).collect());
+        }
+        if check.vcf.stopped() {
+            return Threat::Unknown;
+        }
+        check.vct.set_position(&after);
+        match check.vct.solve(DEFENCE_VCT_DEPTH, &check.vct_limits) {
+            Some((first, _)) => Threat::Found(vec![first]),
+            None if check.vct.stopped() => Threat::Unknown,
+            None => Threat::None,
+        }
+    }
+}
+
+/// The report of a win proven by the threat search.
+fn proven_win(
+    mv: Move,
+    pv: Vec<Move>,
+    plies: u32,
+    nodes: u64,
+    start: Instant,
+    stop_reason: StopReason,
+) -> SearchReport {
+    let score = WIN - plies as Score;
+    SearchReport {
+        best_move: Some(mv),
+        score,
+        proof: Some(Proof {
+            outcome: Outcome::Win,
+            plies_to_end: plies,
+        }),
+        depth: plies,
+        nodes,
+        table: TableStats::default(),
+        elapsed: start.elapsed().max(Duration::from_nanos(1)),
+        stop_reason,
+        pv,
+        root_moves: Vec::new(),
+        iterations: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn position(rows: &[&str]) -> Gomoku {
+        let grid = Grid::parse(rows, MAX_SIDE).unwrap();
+        Gomoku::from_grid(&grid, None, &GomokuRules::default()).unwrap()
+    }
+
+    #[test]
+    fn make_then_unmake_restores_hash_and_patterns() {
+        let mut p = position(&[
+            ".......", ".......", "..X....", "...O...", ".......", ".......", ".......",
+        ]);
+        let (hash, eval) = (p.hash(), p.evaluate());
+        p.make(Move(10));
+        assert_ne!(p.hash(), hash);
+        assert!(p.patterns_consistent());
+        p.unmake(Move(10));
+        assert_eq!((p.hash(), p.evaluate()), (hash, eval));
+        assert!(p.patterns_consistent());
+    }
+
+    #[test]
+    fn four_in_a_row_is_an_immediate_win() {
+        let p = position(&[
+            "XXXX...", "OOO....", "O......", ".......", ".......", ".......", ".......",
+        ]);
+        assert_eq!(p.immediate_win(), Some(Move(4)));
+    }
+}

@@ -1,0 +1,101 @@
+//! The selective view of a position that [`Gomoku::think`](super::Gomoku) hands to the engine on
+//! big boards: the same rules, but in quiet positions only the most promising moves are searched.
+//!
+//! Gomoku's full candidate set (every empty cell within two of a stone) is 40 to 80 moves in a
+//! middle game, and most of them neither attack nor defend. Strong engines search only the best
+//! few by threat order; doing the same doubles the depth reached in a budget. The price is that
+//! the set may miss a best move, so this view is never used where exactness is promised (small
+//! boards, minimax, analysis), and `think` does not report the main search's decisive scores as
+//! proofs. Threat positions keep the full, sound threat-rule set of [`Gomoku::search_moves`].
+
+use crate::engine::{Game, Move, Score, Side, Status};
+
+use super::Gomoku;
+use super::patterns::{FIVE, OPEN_FOUR};
+
+/// Boards with more cells than this are searched selectively.
+pub const SELECTIVE_MIN_CELLS: usize = 100;
+/// Moves kept at the root and below it in quiet positions.
+const ROOT_WIDTH: usize = 20;
+const WIDTH: usize = 8;
+
+/// A position whose quiet move sets are cut to the best few by threat order.
+#[derive(Clone, Debug)]
+pub struct Selective {
+    pub position: Gomoku,
+    /// Stones on the board at the root (the root gets a wider set).
+    root_stones: u32,
+}
+
+impl Selective {
+    pub fn new(position: Gomoku) -> Self {
+        let root_stones = position.plies_played();
+        Selective {
+            position,
+            root_stones,
+        }
+    }
+}
+
+impl Game for Selective {
+    fn move_space(&self) -> usize {
+        self.position.move_space()
+    }
+    fn hash(&self) -> u64 {
+        // Distinct from the exact view's entries: a selective score is not an exact one.
+        self.position.hash() ^ 0x5E1E_C71F_E000_0001
+    }
+    fn side_to_move(&self) -> Side {
+        self.position.side_to_move()
+    }
+    fn plies_played(&self) -> u32 {
+        self.position.plies_played()
+    }
+    fn legal_moves(&self, out: &mut Vec<Move>) {
+        self.position.legal_moves(out)
+    }
+    fn make(&mut self, mv: Move) {
+        self.position.make(mv)
+    }
+    fn unmake(&mut self, mv: Move) {
+        self.position.unmake(mv)
+    }
+    fn status(&self) -> Status {
+        self.position.status()
+    }
+    fn evaluate(&self) -> Score {
+        self.position.evaluate()
+    }
+    fn max_remaining_plies(&self) -> u32 {
+        self.position.max_remaining_plies()
+    }
+    fn immediate_win(&self) -> Option<Move> {
+        self.position.immediate_win()
+    }
+    fn must_answer_threat(&self) -> bool {
+        self.position.must_answer_threat()
+    }
+    fn move_order_hint(&self, mv: Move) -> i32 {
+        self.position.move_order_hint(mv)
+    }
+
+    fn search_moves(&self, out: &mut Vec<Move>) {
+        self.position.search_moves(out);
+        let board = self.position.board();
+        let opp = 1 - self.position.side_to_move().index();
+        let threatened = board.level_count[opp][FIVE as usize] > 0
+            || board.level_count[opp][OPEN_FOUR as usize] > 0;
+        let width = if self.position.plies_played() == self.root_stones {
+            ROOT_WIDTH
+        } else {
+            WIDTH
+        };
+        if threatened || board.cells.len() <= SELECTIVE_MIN_CELLS || out.len() <= width {
+            return;
+        }
+        let position = &self.position;
+        // Partial selection: the `width` best by hint, in no particular order (the engine orders).
+        out.select_nth_unstable_by_key(width, |&m| std::cmp::Reverse(position.move_order_hint(m)));
+        out.truncate(width);
+    }
+}

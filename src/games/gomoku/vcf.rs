@@ -1,0 +1,254 @@
+//! Victory by continuous fours (VCF): a forced win made only of fours, each of which leaves the
+//! defender exactly one reply (the block), until a four cannot be blocked (an open four, a double
+//! four) or the defender's block leaves a five.
+//!
+//! Because every defender move is forced, the tree is narrow and deep: the attacker tries each
+//! four in order of promise, the defender's reply is computed, not searched. A defender block
+//! that makes a four of its own forces the attacker to block it in turn, which continues the VCF
+//! only when that block is itself a four. Positions proven to fail (at a given depth) are
+//! remembered in a small direct-mapped table private to one solve, so transpositions of the
+//! same fours (very common) are searched once.
+
+use std::time::Instant;
+
+use super::Gomoku;
+use super::patterns::{FIVE, FOUR, OPEN_FOUR};
+use crate::engine::{CancelFlag, Game, Move};
+
+/// Most fours one VCF line may contain.
+pub const MAX_FOURS: u32 = 40;
+
+/// Slots of the failure table (a power of two).
+const TABLE_SLOTS: usize = 1 << 16;
+
+/// Nodes between two reads of the clock.
+const CHECK_INTERVAL: u64 = 256;
+
+/// What may stop a VCF search before it finishes.
+#[derive(Clone, Debug)]
+pub struct VcfLimits {
+    pub deadline: Option<Instant>,
+    pub max_nodes: u64,
+    pub cancel: Option<CancelFlag>,
+    /// Most attacker fours in the line.
+    pub max_depth: u32,
+}
+
+impl Default for VcfLimits {
+    fn default() -> Self {
+        VcfLimits {
+            deadline: None,
+            max_nodes: u64::MAX,
+            cancel: None,
+            max_depth: MAX_FOURS,
+        }
+    }
+}
+
+/// One VCF search over a private copy of the position.
+pub struct Vcf {
+    pos: Gomoku,
+    nodes: u64,
+    /// Node count at which the current solve stops (limits are per solve).
+    node_limit: u64,
+    stopped: bool,
+    /// Failed positions: `hash` with the low byte replaced by the depth it failed at.
+    failed: Vec<u64>,
+    /// Per-depth buffers of four moves (no allocation per node).
+    buffers: Vec<Vec<(i32, u16)>>,
+    /// The winning line found, attacker and defender moves alternating.
+    line: Vec<Move>,
+}
+
+impl Vcf {
+    pub fn new(pos: Gomoku) -> Self {
+        let cells = pos.board.cells.len();
+        Vcf {
+            pos,
+            nodes: 0,
+            node_limit: u64::MAX,
+            stopped: false,
+            failed: vec![0; TABLE_SLOTS],
+            buffers: (0..=MAX_FOURS as usize + 1)
+                .map(|_| Vec::with_capacity(cells))
+                .collect(),
+            line: Vec::with_capacity(2 * MAX_FOURS as usize + 2),
+        }
+    }
+
+    /// Points the solver at another position, keeping its failure table (entries are keyed by
+    /// the full hash, so they stay valid).
+    pub fn set_position(&mut self, pos: &Gomoku) {
+        self.pos = pos.clone();
+        self.stopped = false;
+    }
+
+    /// Whether the last solve was cut short by a limit.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    pub fn nodes(&self) -> u64 {
+        self.nodes
+    }
+
+    /// Searches a VCF for the side to move. Returns the winning line (ending with the five) or
+    /// `None` when there is none within the limits (or a limit stopped the search).
+    pub fn solve(&mut self, limits: &VcfLimits) -> Option<Vec<Move>> {
+        self.line.clear();
+        self.stopped = false;
+        self.node_limit = self.nodes.saturating_add(limits.max_nodes);
+        let depth = limits.max_depth.min(MAX_FOURS);
+        if self.attack(depth, 0, limits) {
+            Some(self.line.iter().rev().copied().collect())
+        } else {
+            None
+        }
+    }
+
+    fn check_limits(&mut self, limits: &VcfLimits) -> bool {
+        self.nodes += 1;
+        if self.nodes >= self.node_limit {
+            self.stopped = true;
+        }
+        if self.nodes % CHECK_INTERVAL == 0
+            && (limits.deadline.is_some_and(|d| Instant::now() >= d)
+                || limits.cancel.as_ref().is_some_and(CancelFlag::is_cancelled))
+        {
+            self.stopped = true;
+        }
+        !self.stopped
+    }
+
+    /// Whether the side to move wins by continuous fours within `depth` fours. On success the
+    /// line is in `self.line`, reversed.
+    fn attack(&mut self, depth: u32, ply: usize, limits: &VcfLimits) -> bool {
+        if !self.check_limits(limits) {
+            return false;
+        }
+        let me = self.pos.to_move;
+        let (a, d) = (me.index(), me.other().index());
+        let board = &self.pos.board;
+        if let Some(cell) = self.pos.first_five_cell(me) {
+            self.line.push(Move(cell as u16));
+            return true;
+        }
+        if depth == 0 {
+            return false;
+        }
+        let key = self.pos.hash() & !0xFF;
+        let slot = (self.pos.hash() as usize >> 8) & (TABLE_SLOTS - 1);
+        let stored = self.failed[slot];
+        if stored & !0xFF == key && (stored & 0xFF) as u32 >= depth {
+            return false;
+        }
+        // Gather the fours (forced to the single block when the defender has a five threat).
+        let mut fours = std::mem::take(&mut self.buffers[ply]);
+        fours.clear();
+        if board.level_count[d][FIVE as usize] > 0 {
+            let mut cells = [0usize; 2];
+            let n = self.pos.five_cells(me.other(), &mut cells);
+            if n == 1 && board.best_level(cells[0], a) >= FOUR {
+                fours.push((0, cells[0] as u16));
+            }
+        } else if board.level_count[a][FOUR as usize] + board.level_count[a][OPEN_FOUR as usize] > 0
+        {
+            for cell in 0..board.cells.len() {
+                if board.cells[cell] != 0 || board.near[cell] == 0 {
+                    continue;
+                }
+                let mut fours_here = 0;
+                let mut open = false;
+                let mut rank = 0;
+                for dir in 0..4 {
+                    let level = board.level(cell, a, dir);
+                    fours_here += i32::from(level >= FOUR);
+                    open |= level == OPEN_FOUR;
+                    rank += level as i32;
+                }
+                if fours_here > 0 {
+                    let rank = rank + if open || fours_here > 1 { 100 } else { 0 };
+                    fours.push((rank, cell as u16));
+                }
+            }
+            fours.sort_unstable_by(|x, y| y.cmp(x));
+        }
+        let mut won = false;
+        for &(_, cell) in &fours {
+            let attack_move = Move(cell);
+            self.pos.make(attack_move);
+            let mut blocks = [0usize; 2];
+            let n = self.pos.five_cells(me, &mut blocks);
+            // The defender may now have a five of its own only if it had a four we ignored,
+            // which the forced-block rule above excludes.
+            let defender_wins = self.pos.first_five_cell(me.other()).is_some();
+            if !defender_wins && n >= 2 {
+                // Two fives to block: the defender blocks one, we complete the other.
+                let other = if blocks[0] == blocks[1] {
+                    blocks[0]
+                } else {
+                    blocks[1]
+                };
+                self.line.push(Move(other as u16));
+                self.line.push(Move(blocks[0] as u16));
+                self.line.push(attack_move);
+                won = true;
+            } else if !defender_wins && n == 1 {
+                let block = Move(blocks[0] as u16);
+                self.pos.make(block);
+                let child = if self.pos.status() == crate::engine::Status::Ongoing {
+                    self.attack(depth - 1, ply + 1, limits)
+                } else {
+                    false
+                };
+                self.pos.unmake(block);
+                if child {
+                    self.line.push(block);
+                    self.line.push(attack_move);
+                    won = true;
+                }
+            }
+            self.pos.unmake(attack_move);
+            if won || self.stopped {
+                break;
+            }
+        }
+        self.buffers[ply] = fours;
+        if !won && !self.stopped {
+            self.failed[slot] = key | u64::from(depth.min(0xFF));
+        }
+        won
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::gomoku::GomokuRules;
+    use crate::games::{BoardGame, Grid};
+
+    #[test]
+    fn an_open_three_plus_a_four_is_a_vcf() {
+        let rows = [
+            "...............",
+            "...............",
+            "...............",
+            "...............",
+            "...............",
+            ".....XXX.......",
+            "...............",
+            "........X......",
+            "........X......",
+            "........X......",
+            "...............",
+            "...............",
+            "...O.O.O.O.O...",
+            "...........O...",
+            "...............",
+        ];
+        let grid = Grid::parse(&rows, 25).unwrap();
+        let pos = Gomoku::from_grid(&grid, None, &GomokuRules::default()).unwrap();
+        let line = Vcf::new(pos).solve(&VcfLimits::default()).unwrap();
+        assert_eq!(line.len() % 2, 1);
+    }
+}

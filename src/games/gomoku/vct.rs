@@ -1,0 +1,257 @@
+//! Victory by continuous threats (VCT): a forced win where every attacker move is a four or an
+//! open three, so the defender must answer each one.
+//!
+//! An AND/OR search. At attacker (OR) nodes the moves are the cells where the attacker makes a
+//! four or an open three, fours first. At defender (AND) nodes every answer the threat rules
+//! allow ([`Game::search_moves`]: the block of a four; against a three, the defender's own fours
+//! and the cells of the threatened line) must lose for the attacker to win. If the attacker ever
+//! stops threatening, the defender gets a free move and the line fails. Depth counts attacker
+//! moves; the caller deepens it step by step, so short wins are found first. Failures are kept
+//! in a private table keyed by hash and depth.
+
+use std::time::Instant;
+
+use super::Gomoku;
+use super::patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
+use crate::engine::{CancelFlag, Game, Move, Status};
+
+/// Slots of the failure table (a power of two).
+const TABLE_SLOTS: usize = 1 << 16;
+/// Attacker threes tried per node, best first (fours are all tried).
+const MAX_THREES: usize = 12;
+/// Deepest VCT (attacker moves).
+pub const MAX_THREATS: u32 = 12;
+const CHECK_INTERVAL: u64 = 256;
+
+/// What may stop a VCT search.
+#[derive(Clone, Debug)]
+pub struct VctLimits {
+    pub deadline: Option<Instant>,
+    pub max_nodes: u64,
+    pub cancel: Option<CancelFlag>,
+}
+
+/// One VCT search over a private copy of the position.
+pub struct Vct {
+    pos: Gomoku,
+    nodes: u64,
+    /// Node count at which the current solve stops (limits are per solve).
+    node_limit: u64,
+    stopped: bool,
+    failed: Vec<u64>,
+    buffers: Vec<Vec<(i32, u16)>>,
+    /// Per-ply buffers of defender replies.
+    replies: Vec<Vec<Move>>,
+}
+
+impl Vct {
+    pub fn new(pos: Gomoku) -> Self {
+        Vct {
+            pos,
+            nodes: 0,
+            node_limit: u64::MAX,
+            stopped: false,
+            failed: vec![0; TABLE_SLOTS],
+            buffers: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
+            replies: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
+        }
+    }
+
+    /// Points the solver at another position, keeping its failure table.
+    pub fn set_position(&mut self, pos: &Gomoku) {
+        self.pos = pos.clone();
+    }
+
+    /// Whether the last solve was cut short by a limit.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    pub fn nodes(&self) -> u64 {
+        self.nodes
+    }
+
+    /// Deepens the threat count from 2 to `max_depth`; returns the first attacker move and the
+    /// number of plies to the five in the longest defence, or `None`.
+    pub fn solve(&mut self, max_depth: u32, limits: &VctLimits) -> Option<(Move, u32)> {
+        self.stopped = false;
+        self.node_limit = self.nodes.saturating_add(limits.max_nodes);
+        for depth in 2..=max_depth.min(MAX_THREATS) {
+            if let Some(found) = self.or_node(depth, 0, limits) {
+                return Some(found);
+            }
+            if self.stopped {
+                break;
+            }
+        }
+        None
+    }
+
+    fn check_limits(&mut self, limits: &VctLimits) -> bool {
+        self.nodes += 1;
+        if self.nodes >= self.node_limit {
+            self.stopped = true;
+        }
+        if self.nodes % CHECK_INTERVAL == 0
+            && (limits.deadline.is_some_and(|d| Instant::now() >= d)
+                || limits.cancel.as_ref().is_some_and(CancelFlag::is_cancelled))
+        {
+            self.stopped = true;
+        }
+        !self.stopped
+    }
+
+    fn slot(&self, depth: u32) -> (usize, u64) {
+        let hash = self.pos.hash();
+        (
+            (hash as usize >> 8) & (TABLE_SLOTS - 1),
+            (hash & !0xFF) | u64::from(depth.min(0xFF)),
+        )
+    }
+
+    /// Attacker to move: some threat wins. Returns the move and the plies to the five.
+    fn or_node(&mut self, depth: u32, ply: usize, limits: &VctLimits) -> Option<(Move, u32)> {
+        if !self.check_limits(limits) {
+            return None;
+        }
+        let me = self.pos.side_to_move();
+        let (a, d) = (me.index(), me.other().index());
+        if let Some(win) = self.pos.immediate_win() {
+            return Some((win, 1));
+        }
+        let board = &self.pos.board;
+        if board.level_count[d][FIVE as usize] > 0 {
+            // The defender's counter-four must be blocked; the block must keep us threatening.
+            let mut cells = [0usize; 2];
+            if self.pos.five_cells(me.other(), &mut cells) != 1 {
+                return None;
+            }
+            let block = Move(cells[0] as u16);
+            self.pos.make(block);
+            let result = self.and_node(depth, ply + 1, limits);
+            self.pos.unmake(block);
+            return result.map(|plies| (block, plies + 1));
+        }
+        if depth == 0 {
+            return None;
+        }
+        let (slot, key) = self.slot(depth);
+        let stored = self.failed[slot];
+        if stored & !0xFF == key & !0xFF && stored & 0xFF >= key & 0xFF {
+            return None;
+        }
+        let mut moves = std::mem::take(&mut self.buffers[ply]);
+        moves.clear();
+        for cell in 0..board.cells.len() {
+            if board.cells[cell] != 0 || board.near[cell] == 0 {
+                continue;
+            }
+            let best = board.best_level(cell, a);
+            if best >= FOUR {
+                let open = u8::from(best == OPEN_FOUR);
+                moves.push((1_000_000 + i32::from(open), cell as u16));
+            } else if best == OPEN_THREE {
+                moves.push((self.pos.move_order_hint(Move(cell as u16)), cell as u16));
+            }
+        }
+        moves.sort_unstable_by(|x, y| y.cmp(x));
+        let fours = moves.iter().filter(|m| m.0 >= 1_000_000).count();
+        moves.truncate(fours + MAX_THREES);
+        let mut found = None;
+        for &(_, cell) in &moves {
+            let mv = Move(cell);
+            self.pos.make(mv);
+            let result = self.and_node(depth - 1, ply + 1, limits);
+            self.pos.unmake(mv);
+            if let Some(plies) = result {
+                found = Some((mv, plies + 1));
+                break;
+            }
+            if self.stopped {
+                break;
+            }
+        }
+        self.buffers[ply] = moves;
+        if found.is_none() && !self.stopped {
+            self.failed[slot] = key;
+        }
+        found
+    }
+
+    /// Defender to move after a threat: every answer must still lose. Returns the plies to the
+    /// five in the longest defence.
+    fn and_node(&mut self, depth: u32, ply: usize, limits: &VctLimits) -> Option<u32> {
+        if self.pos.status() != Status::Ongoing || ply + 2 >= self.buffers.len() {
+            return None;
+        }
+        let me = self.pos.side_to_move();
+        let (def, att) = (me.index(), me.other().index());
+        let board = &self.pos.board;
+        if board.level_count[def][FIVE as usize] > 0 {
+            return None;
+        }
+        let threatened = board.level_count[att][FIVE as usize] > 0
+            || board.level_count[att][OPEN_FOUR as usize] > 0;
+        if !threatened {
+            return None;
+        }
+        let mut replies = std::mem::take(&mut self.replies[ply]);
+        replies.clear();
+        self.pos.search_moves(&mut replies);
+        let mut longest = Some(0);
+        for &mv in &replies {
+            self.pos.make(mv);
+            let result = self.or_node(depth, ply + 1, limits);
+            self.pos.unmake(mv);
+            match result {
+                Some((_, plies)) => longest = longest.map(|l: u32| l.max(plies + 1)),
+                None => {
+                    longest = None;
+                    break;
+                }
+            }
+        }
+        self.replies[ply] = replies;
+        longest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::gomoku::GomokuRules;
+    use crate::games::{BoardGame, Grid};
+
+    #[test]
+    fn two_open_threes_in_one_move_win_by_threats() {
+        // (7,7) makes open threes on row 7 and column 7: no four is needed to start.
+        let rows = [
+            "...............",
+            "...............",
+            "...............",
+            "...............",
+            "...............",
+            ".......X.......",
+            ".......X.......",
+            ".....XX........",
+            "...............",
+            "...............",
+            "...............",
+            "..O..O.........",
+            "...............",
+            "..O..O.........",
+            "...............",
+        ];
+        let grid = Grid::parse(&rows, 25).unwrap();
+        let pos = Gomoku::from_grid(&grid, None, &GomokuRules::default()).unwrap();
+        let limits = VctLimits {
+            deadline: None,
+            max_nodes: 1_000_000,
+            cancel: None,
+        };
+        let (mv, plies) = Vct::new(pos.clone()).solve(6, &limits).expect("a VCT");
+        assert_eq!(plies % 2, 1);
+        assert!(plies >= 5);
+        let _ = mv;
+    }
+}

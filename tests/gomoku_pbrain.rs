@@ -1,0 +1,99 @@
+//! The piskvork protocol, as conversations over in-memory buffers.
+
+use kibitz::games::gomoku::pbrain::run_pbrain;
+
+/// Runs a whole session and returns the output lines.
+fn converse(input: &str) -> Vec<String> {
+    let mut output = Vec::new();
+    run_pbrain(input.as_bytes(), &mut output).expect("session");
+    String::from_utf8(output)
+        .expect("utf-8")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn parse_move(line: &str) -> (usize, usize) {
+    let (x, y) = line.split_once(',').expect("x,y");
+    (x.parse().expect("x"), y.parse().expect("y"))
+}
+
+#[test]
+fn start_then_begin_opens_in_the_centre() {
+    let out = converse("START 15\nINFO timeout_turn 50\nBEGIN\nEND\n");
+    assert_eq!(out, vec!["OK", "7,7"]);
+}
+
+#[test]
+fn rectstart_accepts_rectangles() {
+    let out = converse("RECTSTART 20,15\nINFO timeout_turn 50\nBEGIN\nEND\n");
+    assert_eq!(out, vec!["OK", "10,7"]);
+}
+
+#[test]
+fn turn_answers_with_a_legal_move_near_the_stones() {
+    let out = converse("START 15\nINFO timeout_turn 50\nTURN 7,7\nEND\n");
+    assert_eq!(out[0], "OK");
+    let (x, y) = parse_move(&out[1]);
+    assert!((x, y) != (7, 7));
+    assert!(x.abs_diff(7) <= 2 && y.abs_diff(7) <= 2);
+}
+
+#[test]
+fn board_positions_are_completed_when_we_have_four() {
+    // Our stones (1) at x = 3..=6 on row 5; the opponent (2) elsewhere.
+    let input = "START 15\nINFO timeout_turn 50\nBOARD\n3,5,1\n3,9,2\n4,5,1\n4,9,2\n5,5,1\n5,9,2\n6,5,1\n10,9,2\nDONE\nEND\n";
+    let out = converse(input);
+    assert_eq!(out[0], "OK");
+    assert!(["2,5", "7,5"].contains(&out[1].as_str()), "{out:?}");
+}
+
+#[test]
+fn board_positions_block_the_opponents_four() {
+    let input = "START 15\nINFO timeout_turn 50\nBOARD\n3,5,2\n3,9,1\n4,5,2\n12,12,1\n5,5,2\n2,5,1\n6,5,2\nDONE\nEND\n";
+    let out = converse(input);
+    assert_eq!(out[1], "7,5", "{out:?}");
+}
+
+#[test]
+fn exactly_five_rule_is_taken_from_info() {
+    // Our five would be an overline at 3,5 under rule 1, so we must not rely on it: the only
+    // five is at 8,5 (x = 4..=7 plus 8 makes exactly five with 9,5 empty).
+    let input = "START 15\nINFO rule 1\nINFO timeout_turn 50\nBOARD\n1,5,1\n0,0,2\n2,5,1\n0,2,2\n4,5,1\n0,4,2\n5,5,1\n14,14,2\n6,5,1\n14,12,2\n7,5,1\n12,14,2\nDONE\nEND\n";
+    let out = converse(input);
+    assert_eq!(out[1], "8,5", "{out:?}");
+}
+
+#[test]
+fn about_names_the_engine() {
+    let out = converse("ABOUT\nEND\n");
+    assert!(out[0].starts_with("name=\"kibitz\""));
+}
+
+#[test]
+fn bad_input_gets_error_or_unknown() {
+    let out = converse("START 3\nSTART 15\nTURN 99,99\nTURN x\nFROBNICATE\nEND\n");
+    assert!(out[0].starts_with("ERROR"), "{out:?}");
+    assert_eq!(out[1], "OK");
+    assert!(out[2].starts_with("ERROR"));
+    assert!(out[3].starts_with("ERROR"));
+    assert!(out[4].starts_with("UNKNOWN"));
+}
+
+#[test]
+fn turn_on_an_occupied_cell_is_an_error() {
+    let out = converse("START 15\nINFO timeout_turn 30\nBEGIN\nTURN 7,7\nEND\n");
+    assert!(out[2].starts_with("ERROR"), "{out:?}");
+}
+
+#[test]
+fn end_stops_the_session() {
+    let out = converse("START 15\nEND\nABOUT\n");
+    assert_eq!(out, vec!["OK"]);
+}
+
+#[test]
+fn restart_clears_the_board() {
+    let out = converse("START 15\nINFO timeout_turn 30\nBEGIN\nRESTART\nBEGIN\nEND\n");
+    assert_eq!(out, vec!["OK", "7,7", "OK", "7,7"]);
+}
