@@ -181,7 +181,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 break;
             }
             // Best first; the stable sort keeps earlier order on ties (determinism).
-            root_moves.sort_by(|a, b| b.score.cmp(&a.score));
+            root_moves.sort_by_key(|rm| std::cmp::Reverse(rm.score));
             best = root_moves[0];
             report.best_move = Some(best.mv);
             report.score = best.score;
@@ -266,6 +266,7 @@ impl<'t, G: Game> Searcher<'t, G> {
     }
 
     /// One iteration over the root moves; false when a limit cut it short.
+    #[allow(clippy::needless_range_loop)] // `i` also picks the search window.
     fn search_root(&mut self, root_moves: &mut [RootMove], depth: i32) -> bool {
         self.nodes += 1;
         let mut alpha = -INFINITY;

@@ -41,7 +41,7 @@ impl Default for TicTacToe {
 }
 
 fn has_line(stones: u16) -> bool {
-    LINES.iter().any(|&line| stones & line == line)
+    LINES.iter().any(|&line| line & !stones == 0)
 }
 
 impl TicTacToe {
