@@ -204,6 +204,16 @@ impl Service {
         self.inner.pool.workers()
     }
 
+    /// The worker pool (tests occupy it with their own jobs).
+    pub fn pool(&self) -> &WorkerPool {
+        &self.inner.pool
+    }
+
+    /// Answers held by the answer cache.
+    pub fn cached_answers(&self) -> usize {
+        self.inner.cache.len()
+    }
+
     /// Bytes taken by all transposition tables.
     pub fn table_bytes(&self) -> usize {
         self.tables().values().map(|t| t.bytes()).sum()
