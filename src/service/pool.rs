@@ -69,8 +69,14 @@ impl JobTimes {
     }
 }
 
+/// The work to do on a worker; it returns the delivery of its result, which the worker calls
+/// only after the job has left the admitted set (so a caller that got its answer and asks
+/// again at once finds the worker counted free).
+type Work = Box<dyn FnOnce() -> Deliver + Send>;
+type Deliver = Box<dyn FnOnce() + Send>;
+
 struct Job {
-    run: Box<dyn FnOnce() + Send>,
+    run: Work,
     /// `QUEUED`, then `STARTED` by the worker or `WITHDRAWN` by the request that gave up.
     state: Arc<AtomicU8>,
     /// Removes the job from the admitted set when dropped (after it ran, was skipped, or
@@ -162,15 +168,29 @@ impl WorkerPool {
     {
         let (answer_tx, answer_rx) = oneshot::channel();
         let state = Arc::new(AtomicU8::new(QUEUED));
-        let give_up = self.admit(times, &state, move || {
-            // The receiver is gone only if the request gave up; nothing to do then.
-            let _ = answer_tx.send(work());
-        })?;
+        let metrics = Arc::clone(&self.shared.metrics);
+        let give_up = self.admit(
+            times,
+            &state,
+            Box::new(move || {
+                // Caught here, not only by the worker, so the answer channel is dropped (and the
+                // caller told) only after the job has left the admitted set.
+                let result = catch_unwind(AssertUnwindSafe(work)).map_err(|_| {
+                    metrics.search_panics.inc();
+                    tracing::error!("a search panicked; the worker goes on");
+                    PoolError::Panicked
+                });
+                Box::new(move || {
+                    // The receiver is gone only if the request gave up; nothing to do then.
+                    let _ = answer_tx.send(result);
+                })
+            }),
+        )?;
         let withdraw = Withdraw(Arc::clone(&state));
         let mut answer_rx = answer_rx;
         tokio::select! {
             answer = &mut answer_rx => {
-                return answer.map_err(|_| PoolError::Panicked);
+                return answer.map_err(|_| PoolError::Panicked)?;
             }
             () = tokio::time::sleep_until(give_up.into()) => {}
         }
@@ -185,7 +205,7 @@ impl WorkerPool {
         }
         // It started just in time: it ends by its deadline.
         drop(withdraw);
-        answer_rx.await.map_err(|_| PoolError::Panicked)
+        answer_rx.await.map_err(|_| PoolError::Panicked)?
     }
 
     /// Decides at once whether the job may wait for a worker; if so, queues it and returns when
@@ -194,7 +214,7 @@ impl WorkerPool {
         &self,
         times: JobTimes,
         state: &Arc<AtomicU8>,
-        run: impl FnOnce() + Send + 'static,
+        run: Work,
     ) -> Result<Instant, PoolError> {
         let shared = &self.shared;
         let mut admitted = shared.admitted();
@@ -229,7 +249,7 @@ impl WorkerPool {
         let id = shared.next_ticket.fetch_add(1, Ordering::Relaxed);
         admitted.push_back((id, times.deadline));
         let job = Job {
-            run: Box::new(run),
+            run,
             state: Arc::clone(state),
             _ticket: Ticket {
                 id,
@@ -264,19 +284,27 @@ fn worker_loop(receiver: &Mutex<mpsc::Receiver<Job>>, metrics: &Metrics) {
                 Err(_) => return,
             }
         };
-        if job
-            .state
+        let Job {
+            run,
+            state,
+            _ticket,
+        } = job;
+        if state
             .compare_exchange(QUEUED, STARTED, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
             continue;
         }
         metrics.searches_in_flight.inc();
-        let outcome = catch_unwind(AssertUnwindSafe(job.run));
+        let outcome = catch_unwind(AssertUnwindSafe(run));
         metrics.searches_in_flight.dec();
-        if outcome.is_err() {
-            metrics.search_panics.inc();
-            tracing::error!("a search panicked; the worker goes on");
+        drop(_ticket);
+        match outcome {
+            Ok(deliver) => deliver(),
+            Err(_) => {
+                metrics.search_panics.inc();
+                tracing::error!("a search panicked; the worker goes on");
+            }
         }
     }
 }
