@@ -59,14 +59,66 @@ pub struct MoveRequest {
     /// Rows top to bottom.
     pub board: Vec<String>,
     pub to_move: Option<Player>,
+    #[serde(default, deserialize_with = "whole::option")]
     pub budget_ms: Option<u64>,
+    #[serde(default, deserialize_with = "whole::option")]
     pub max_depth: Option<u32>,
+    #[serde(default, deserialize_with = "whole::option")]
     pub max_nodes: Option<u64>,
     #[serde(default)]
     pub algorithm: AlgorithmName,
     #[serde(default)]
     pub analysis: bool,
     pub rules: Option<serde_json::Value>,
+}
+
+/// Whole-number fields as JSON Schema sees them: `5` and `5.0` are the same integer. Values
+/// too large for the field saturate, so the range check answers them (422), not the parser.
+mod whole {
+    use serde::de::{Deserialize, Deserializer, Error};
+    use serde_json::Number;
+
+    pub fn option<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<u64> + Bounded,
+    {
+        let Some(number) = Option::<Number>::deserialize(deserializer)? else {
+            return Ok(None);
+        };
+        let value = if let Some(value) = number.as_u64() {
+            value
+        } else {
+            match number.as_f64() {
+                Some(f) if f >= 0.0 && f.fract() == 0.0 => {
+                    if f >= u64::MAX as f64 {
+                        u64::MAX
+                    } else {
+                        f as u64
+                    }
+                }
+                _ => {
+                    return Err(D::Error::custom(format!(
+                        "invalid value: {number}, expected a whole number of at least 0"
+                    )));
+                }
+            }
+        };
+        Ok(Some(T::try_from(value).unwrap_or(T::MAX)))
+    }
+
+    /// The largest value of a field, for saturation.
+    pub trait Bounded {
+        const MAX: Self;
+    }
+
+    impl Bounded for u32 {
+        const MAX: Self = u32::MAX;
+    }
+
+    impl Bounded for u64 {
+        const MAX: Self = u64::MAX;
+    }
 }
 
 /// A cell, 0-based from the top-left.
