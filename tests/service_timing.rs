@@ -2,9 +2,10 @@
 //! under overload only 200s within budget + 10 ms and fast 503s; a dropped request frees its
 //! worker at once.
 
-mod common;
-
 use std::time::{Duration, Instant};
+
+#[path = "service/common.rs"]
+mod common;
 
 use common::*;
 use kibitz::service::pool::PoolError;

@@ -28,7 +28,8 @@ use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
 
 use crate::config::Config;
 use crate::service::Service;
@@ -85,19 +86,21 @@ pub fn app(state: AppState) -> Router {
                 .layer(middleware::from_fn(stamp_arrival))
                 .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
                 .layer(
-                    TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
-                        let id = request
-                            .headers()
-                            .get(REQUEST_ID)
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or("-");
-                        tracing::info_span!(
-                            "request",
-                            method = %request.method(),
-                            uri = %request.uri(),
-                            request_id = %id,
-                        )
-                    }),
+                    TraceLayer::new_for_http()
+                        .make_span_with(|request: &Request<Body>| {
+                            let id = request
+                                .headers()
+                                .get(REQUEST_ID)
+                                .and_then(|v| v.to_str().ok())
+                                .unwrap_or("-");
+                            tracing::info_span!(
+                                "request",
+                                method = %request.method(),
+                                uri = %request.uri(),
+                                request_id = %id,
+                            )
+                        })
+                        .on_response(DefaultOnResponse::new().level(Level::INFO)),
                 )
                 .layer(PropagateRequestIdLayer::new(request_id))
                 .layer(CatchPanicLayer::custom(|_| {

@@ -73,6 +73,7 @@ pub struct Metrics {
     pub cache_hits: Family<GameLabel, Counter>,
     pub cache_misses: Family<GameLabel, Counter>,
     pub searches_in_flight: Gauge,
+    pub searches_cancelled: Counter,
     pub rejections: Family<ReasonLabel, Counter>,
     pub search_panics: Counter,
 }
@@ -144,6 +145,12 @@ impl Metrics {
             "Searches running on a worker now",
             searches_in_flight.clone(),
         );
+        let searches_cancelled = Counter::default();
+        registry.register(
+            "searches_cancelled",
+            "Searches stopped because their client went away",
+            searches_cancelled.clone(),
+        );
         let rejections = Family::<ReasonLabel, Counter>::default();
         registry.register(
             "rejections",
@@ -167,6 +174,7 @@ impl Metrics {
             cache_hits,
             cache_misses,
             searches_in_flight,
+            searches_cancelled,
             rejections,
             search_panics,
         }

@@ -314,10 +314,17 @@ impl Service {
             without_table: false,
         };
         let table = self.table_for::<G>();
+        let worker_metrics = Arc::clone(metrics);
         let answer = self
             .inner
             .pool
-            .run(times, move || think(&position, &limits, options, &table))
+            .run(times, move || {
+                let answer = think(&position, &limits, options, &table);
+                if matches!(&answer, Ok(a) if a.stop_reason == StopReason::Cancelled) {
+                    worker_metrics.searches_cancelled.inc();
+                }
+                answer
+            })
             .await??;
         metrics
             .search_depth

@@ -1,9 +1,7 @@
 //! The answer cache: proven answers serve any later request for the same question; unproven
 //! ones only requests within the limits they were searched with; a different question misses.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test]

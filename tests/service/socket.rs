@@ -1,11 +1,9 @@
 //! The real server over a real socket (port 0): requests, request ids, body limits, and
 //! graceful shutdown.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use kibitz::config::Config;
 use serde_json::{Value, json};
 

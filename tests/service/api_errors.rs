@@ -1,13 +1,11 @@
 //! One test per error kind: every refusal is `application/problem+json` with the right status,
 //! and says what is wrong and where.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use axum::body::Body;
 use axum::http::Request;
-use common::*;
 use kibitz::api::app;
 use kibitz::config::Config;
 use kibitz::service::pool::JobTimes;

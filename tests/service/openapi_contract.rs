@@ -2,13 +2,11 @@
 //! documented status exists for the route, the media type is the documented one, the body
 //! matches its schema, and the documented required headers are there.
 
-mod common;
-
 use std::sync::OnceLock;
 
+use crate::common::*;
 use axum::body::Body;
 use axum::http::Request;
-use common::*;
 use kibitz::api::app;
 use kibitz::config::Config;
 use serde_json::{Value, json};

@@ -1,8 +1,6 @@
 //! `POST /move` in process (tower `oneshot`): what a good request gets back.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test]
