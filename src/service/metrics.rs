@@ -44,8 +44,11 @@ pub struct ReasonLabel {
 }
 
 fn latency_histogram() -> Histogram {
-    // 0.5 ms .. ~65 s.
-    Histogram::new(exponential_buckets(0.0005, 2.0, 18))
+    // Fine around common budgets, so "budget + 10 ms" can be read off the buckets.
+    Histogram::new([
+        0.001, 0.002, 0.005, 0.010, 0.015, 0.020, 0.025, 0.030, 0.040, 0.050, 0.075, 0.100, 0.150,
+        0.200, 0.250, 0.300, 0.500, 0.750, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 120.0,
+    ])
 }
 
 fn depth_histogram() -> Histogram {

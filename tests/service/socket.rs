@@ -110,3 +110,31 @@ async fn the_binary_starts_from_kibitz_addr() {
     assert!(ready, "the server never became ready");
     assert!(status.success(), "{status:?}");
 }
+
+#[tokio::test]
+async fn a_client_that_disconnects_cancels_its_search() {
+    let server = start_server(Config {
+        cache_entries: 0,
+        ..Config::for_tests()
+    })
+    .await;
+    // Plain minimax over the empty board takes well over 5 ms (about 1.3 M nodes).
+    let body = json!({"game": "tictactoe", "board": ["...", "...", "..."],
+                      "algorithm": "minimax", "analysis": true, "budget_ms": 5000});
+    let gave_up = reqwest::Client::new()
+        .post(server.url("/move"))
+        .json(&body)
+        .timeout(Duration::from_millis(3))
+        .send()
+        .await;
+    assert!(gave_up.is_err());
+    let metrics = server.state.service.metrics();
+    for _ in 0..200 {
+        if metrics.searches_cancelled.get() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(metrics.searches_cancelled.get(), 1);
+    assert_eq!(metrics.searches_in_flight.get(), 0);
+}
