@@ -3,7 +3,7 @@
 //! Implements the "API" section of the service issue; openapi.yaml (`MoveRequest`,
 //! `MoveResponse`) is the contract these types must stay in step with.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
@@ -295,11 +295,7 @@ pub async fn suggest_move(
         .get_or_create(&GameLabel {
             game: game_label.to_owned(),
         })
-        .observe(elapsed_seconds(arrival.elapsed()));
+        .observe(arrival.elapsed().as_secs_f64());
     let Served { answer, cached } = result?;
     Ok(Json(MoveResponse::new(&answer, cached)))
-}
-
-fn elapsed_seconds(elapsed: Duration) -> f64 {
-    elapsed.as_secs_f64()
 }

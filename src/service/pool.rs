@@ -256,11 +256,15 @@ impl WorkerPool {
                 shared: Arc::clone(shared),
             },
         };
-        // The workers hold the receiver for as long as any pool handle exists.
-        if self.sender.send(job).is_err() {
-            return Err(PoolError::Panicked);
+        // The workers hold the receiver for as long as any pool handle exists, so this cannot
+        // fail; if it did, the returned job (and its ticket, which takes this lock) must be
+        // dropped after the lock is released.
+        let sent = self.sender.send(job);
+        drop(admitted);
+        match sent {
+            Ok(()) => Ok(give_up),
+            Err(_) => Err(PoolError::Panicked),
         }
-        Ok(give_up)
     }
 }
 
