@@ -95,6 +95,91 @@ pub fn no_rules(game: &str, rules: Option<&Value>) -> Result<(), RulesError> {
     }
 }
 
+/// Gomoku's `rules` object, read ahead of the game itself so that wiring it in is a few lines:
+/// `win_length` (default 5, 3 ..= `max_side`; the game checks it against the board) and
+/// `overline` (`"win"`, the default, free-style: five or more wins; `"no_win"`, standard:
+/// exactly five).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GomokuOptions {
+    pub win_length: usize,
+    pub overline_wins: bool,
+}
+
+/// Parses gomoku's `rules` (absent or null: the defaults), naming the field at fault.
+pub fn parse_gomoku_rules(
+    rules: Option<&Value>,
+    max_side: usize,
+) -> Result<GomokuOptions, RulesError> {
+    let mut options = GomokuOptions {
+        win_length: 5,
+        overline_wins: true,
+    };
+    let map = match rules {
+        None | Some(Value::Null) => return Ok(options),
+        Some(Value::Object(map)) => map,
+        Some(_) => {
+            return Err(RulesError {
+                pointer: "/rules".into(),
+                message: "rules must be an object".into(),
+            });
+        }
+    };
+    for (key, value) in map {
+        let pointer = format!("/rules/{key}");
+        match key.as_str() {
+            "win_length" => {
+                let length = value
+                    .as_u64()
+                    .filter(|n| (3..=max_side as u64).contains(n))
+                    .ok_or_else(|| RulesError {
+                        pointer: pointer.clone(),
+                        message: format!("win_length must be a whole number from 3 to {max_side}"),
+                    })?;
+                options.win_length = length as usize;
+            }
+            "overline" => {
+                options.overline_wins = match value.as_str() {
+                    Some("win") => true,
+                    Some("no_win") => false,
+                    _ => {
+                        return Err(RulesError {
+                            pointer,
+                            message: "overline must be \"win\" or \"no_win\"".into(),
+                        });
+                    }
+                }
+            }
+            _ => {
+                return Err(RulesError {
+                    pointer,
+                    message: format!(
+                        "gomoku has no rule named '{key}'; its rules are win_length and overline"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(options)
+}
+
+/// How `GET /games` describes gomoku's rules.
+pub fn gomoku_rule_info() -> Vec<RuleInfo> {
+    vec![
+        RuleInfo {
+            name: "win_length",
+            description: "stones in a row that win (3 up to the board's longer side)",
+            default: Value::from(5),
+            values: None,
+        },
+        RuleInfo {
+            name: "overline",
+            description: "\"win\": five or more wins (free-style); \"no_win\": exactly five (standard)",
+            default: Value::from("win"),
+            values: Some(vec![Value::from("win"), Value::from("no_win")]),
+        },
+    ]
+}
+
 impl ServedGame for TicTacToe {
     /// 5,478 positions: far less than one MiB of entries.
     const TABLE_MB_CAP: usize = 1;
@@ -161,5 +246,48 @@ macro_rules! served_games {
     };
 }
 
-// The lead adds `Connect4` and `Gomoku` here once their `ServedGame` impls are in.
+// The lead adds `Connect4` and `Gomoku` here once their `ServedGame` impls are in (see the
+// README, "Adding a game"; `no_rules` and `parse_gomoku_rules` are their rules parsers).
 served_games!(TicTacToe);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn gomoku_rules_default_to_free_style_five() {
+        let options = parse_gomoku_rules(None, 25).unwrap();
+        assert_eq!(options.win_length, 5);
+        assert!(options.overline_wins);
+    }
+
+    #[test]
+    fn gomoku_rules_read_both_options() {
+        let rules = json!({"win_length": 6, "overline": "no_win"});
+        let options = parse_gomoku_rules(Some(&rules), 25).unwrap();
+        assert_eq!(options.win_length, 6);
+        assert!(!options.overline_wins);
+    }
+
+    #[test]
+    fn bad_gomoku_rules_name_the_field() {
+        for (rules, pointer) in [
+            (json!({"win_length": 2}), "/rules/win_length"),
+            (json!({"win_length": 26}), "/rules/win_length"),
+            (json!({"overline": "maybe"}), "/rules/overline"),
+            (json!({"renju": true}), "/rules/renju"),
+            (json!([1]), "/rules"),
+        ] {
+            let error = parse_gomoku_rules(Some(&rules), 25).unwrap_err();
+            assert_eq!(error.pointer, pointer, "{rules}");
+        }
+    }
+
+    #[test]
+    fn games_without_options_accept_only_nothing() {
+        assert!(no_rules("tictactoe", None).is_ok());
+        assert!(no_rules("tictactoe", Some(&json!({}))).is_ok());
+        assert!(no_rules("tictactoe", Some(&json!({"x": 1}))).is_err());
+    }
+}
