@@ -1,12 +1,22 @@
 //! kibitz: an HTTP service that suggests moves in board games.
 //!
-//! - [`api`]: the HTTP layer (`POST /tree` so far).
+//! The dependency arrow points one way: `api` → `service` → `engine` ← `games`.
+//!
 //! - [`engine`]: game-agnostic search (iterative-deepening alpha-beta, transposition table,
 //!   move ordering, limits, reports). Knows nothing of HTTP.
 //! - [`games`]: the games, each behind [`engine::Game`], and the board text format they share.
+//! - [`service`]: the move service without HTTP: game dispatch, the search worker pool and its
+//!   admission control, the answer cache, metrics.
+//! - [`api`]: the HTTP API on axum: routes, JSON bodies, problem+json errors, middleware;
+//!   [`api::app`] builds the router.
+//! - [`config`]: the server's configuration (flags with `KIBITZ_*` environment fallbacks).
 //! - [`arena`]: gomoku matches between kibitz, baselines and external piskvork engines.
+//! - [`server`]: binds, serves and shuts down gracefully; what `main` calls.
 
 pub mod api;
 pub mod arena;
+pub mod config;
 pub mod engine;
 pub mod games;
+pub mod server;
+pub mod service;

@@ -1,14 +1,25 @@
-//! The kibitz binary. In this branch only the gomoku subcommands live here (`pbrain`, `arena`);
-//! they are kept in one small block for the lead to merge into the service's CLI.
+//! The `kibitz` binary: parse the configuration, set up logging, build the state, serve.
 //!
-//! Started under a file name beginning with `pbrain` (as piskvork managers launch engines,
-//! without arguments), it speaks the piskvork protocol at once.
+//! Two subcommands play gomoku outside HTTP: `kibitz pbrain` speaks the Gomocup piskvork
+//! protocol on stdin/stdout, and `kibitz arena ...` plays matches. Started under a file name
+//! beginning with `pbrain` (piskvork managers launch engines without arguments), the binary
+//! speaks the protocol at once.
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+use kibitz::config::Config;
+use kibitz::server::{build_state, init_tracing, serve, shutdown_signal};
+
 #[derive(Parser)]
-#[command(name = "kibitz", about = "Suggests moves in board games")]
+#[command(
+    name = "kibitz",
+    version,
+    about = "Suggests moves in board games over HTTP"
+)]
 struct Cli {
+    #[command(flatten)]
+    config: Config,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -21,27 +32,50 @@ enum Command {
     Arena(kibitz::arena::ArenaArgs),
 }
 
+fn main() -> anyhow::Result<()> {
+    if launched_as_pbrain() {
+        return run_pbrain();
+    }
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Pbrain) => run_pbrain(),
+        Some(Command::Arena(args)) => kibitz::arena::run_arena(&args),
+        None => run_server(cli.config),
+    }
+}
+
+fn launched_as_pbrain() -> bool {
+    std::env::args_os()
+        .next()
+        .and_then(|arg| {
+            std::path::Path::new(&arg)
+                .file_name()
+                .map(|name| name.to_string_lossy().starts_with("pbrain"))
+        })
+        .unwrap_or(false)
+}
+
 fn run_pbrain() -> anyhow::Result<()> {
     let stdin = std::io::stdin();
     kibitz::games::gomoku::pbrain::run_pbrain(stdin.lock(), std::io::stdout().lock())?;
     Ok(())
 }
 
-fn main() -> anyhow::Result<()> {
-    let launched_as_pbrain = std::env::args_os()
-        .next()
-        .and_then(|a| {
-            std::path::Path::new(&a)
-                .file_name()
-                .map(|n| n.to_string_lossy().starts_with("pbrain"))
-        })
-        .unwrap_or(false);
-    if launched_as_pbrain {
-        return run_pbrain();
-    }
-    match Cli::parse().command {
-        Some(Command::Pbrain) => run_pbrain(),
-        Some(Command::Arena(args)) => kibitz::arena::run_arena(&args),
-        None => Ok(()),
-    }
+#[tokio::main]
+async fn run_server(config: Config) -> anyhow::Result<()> {
+    init_tracing(config.log_format);
+    let addr = config.addr;
+    let state = build_state(config.clone()).context("starting the search workers")?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        workers = state.service.workers(),
+        table_bytes = state.service.table_bytes(),
+        "kibitz listening"
+    );
+    serve(listener, state, shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
 }

@@ -327,6 +327,7 @@ impl<'t, G: Game> Searcher<'t, G> {
     }
 
     /// One iteration over the root moves; false when a limit cut it short.
+    #[allow(clippy::needless_range_loop)] // `i` also picks the search window.
     fn search_root(&mut self, root_moves: &mut [RootMove], depth: i32) -> bool {
         self.nodes += 1;
         let mut alpha = -INFINITY;

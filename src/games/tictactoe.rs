@@ -41,7 +41,7 @@ impl Default for TicTacToe {
 }
 
 fn has_line(stones: u16) -> bool {
-    LINES.iter().filter(|&&line| stones & line == line).count() > 0
+    LINES.iter().any(|&line| line & !stones == 0)
 }
 
 impl TicTacToe {

@@ -1,0 +1,301 @@
+//! `POST /move`: the request and response bodies, and the handler.
+//!
+//! Implements the "API" section of the service issue; openapi.yaml (`MoveRequest`,
+//! `MoveResponse`) is the contract these types must stay in step with.
+
+use std::time::Instant;
+
+use axum::Json;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+
+use super::error::{ApiError, ApiResult};
+use super::json::ApiJson;
+use super::{AppState, Arrival};
+use crate::engine::{Algorithm, Proof, Score, Side};
+use crate::games::Cell;
+use crate::service::metrics::{GameLabel, MoveLabels};
+use crate::service::{Answer, MoveQuery, Served};
+
+/// `X` or `O`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub enum Player {
+    X,
+    O,
+}
+
+impl From<Player> for Side {
+    fn from(player: Player) -> Side {
+        match player {
+            Player::X => Side::First,
+            Player::O => Side::Second,
+        }
+    }
+}
+
+impl From<Side> for Player {
+    fn from(side: Side) -> Player {
+        match side {
+            Side::First => Player::X,
+            Side::Second => Player::O,
+        }
+    }
+}
+
+/// Which search algorithm to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AlgorithmName {
+    #[default]
+    Alphabeta,
+    Minimax,
+}
+
+/// The `POST /move` body.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoveRequest {
+    pub game: String,
+    /// Rows top to bottom.
+    pub board: Vec<String>,
+    pub to_move: Option<Player>,
+    #[serde(default, deserialize_with = "whole::option")]
+    pub budget_ms: Option<u64>,
+    #[serde(default, deserialize_with = "whole::option")]
+    pub max_depth: Option<u32>,
+    #[serde(default, deserialize_with = "whole::option")]
+    pub max_nodes: Option<u64>,
+    #[serde(default)]
+    pub algorithm: AlgorithmName,
+    #[serde(default)]
+    pub analysis: bool,
+    pub rules: Option<serde_json::Value>,
+}
+
+/// Whole-number fields as JSON Schema sees them: `5` and `5.0` are the same integer. Values
+/// too large for the field saturate, so the range check answers them (422), not the parser.
+mod whole {
+    use serde::de::{Deserialize, Deserializer, Error};
+    use serde_json::Number;
+
+    pub fn option<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<u64> + Bounded,
+    {
+        let Some(number) = Option::<Number>::deserialize(deserializer)? else {
+            return Ok(None);
+        };
+        let value = if let Some(value) = number.as_u64() {
+            value
+        } else {
+            match number.as_f64() {
+                Some(f) if f >= 0.0 && f.fract() == 0.0 => {
+                    if f >= u64::MAX as f64 {
+                        u64::MAX
+                    } else {
+                        f as u64
+                    }
+                }
+                _ => {
+                    return Err(D::Error::custom(format!(
+                        "invalid value: {number}, expected a whole number of at least 0"
+                    )));
+                }
+            }
+        };
+        Ok(Some(T::try_from(value).unwrap_or(T::MAX)))
+    }
+
+    /// The largest value of a field, for saturation.
+    pub trait Bounded {
+        const MAX: Self;
+    }
+
+    impl Bounded for u32 {
+        const MAX: Self = u32::MAX;
+    }
+
+    impl Bounded for u64 {
+        const MAX: Self = u64::MAX;
+    }
+}
+
+/// A cell, 0-based from the top-left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellJson {
+    pub row: usize,
+    pub col: usize,
+}
+
+impl From<Cell> for CellJson {
+    fn from(cell: Cell) -> Self {
+        CellJson {
+            row: cell.row,
+            col: cell.col,
+        }
+    }
+}
+
+/// Transposition-table use of one search.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableJson {
+    pub probes: u64,
+    pub hits: u64,
+    pub fill_permille: u32,
+}
+
+/// One completed iteration.
+#[derive(Clone, Debug, Serialize)]
+pub struct IterationJson {
+    pub depth: u32,
+    pub nodes: u64,
+    pub score: Score,
+    #[serde(rename = "move")]
+    pub mv: CellJson,
+}
+
+/// One root move's score, for analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct MoveScoreJson {
+    #[serde(rename = "move")]
+    pub mv: CellJson,
+    pub score: Score,
+    pub outcome: Option<&'static str>,
+    pub plies_to_end: Option<u32>,
+}
+
+/// The `200` body of `POST /move`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MoveResponse {
+    pub game: &'static str,
+    pub to_move: Player,
+    #[serde(rename = "move")]
+    pub mv: CellJson,
+    /// Side to move's view, the engine's scale kept as is: proven, ±(1,000,000 − plies_to_end)
+    /// (0 for a draw); otherwise the heuristic value, strictly inside ±999,872. Bigger is
+    /// always better for the side to move, and a quicker win scores higher.
+    pub score: Score,
+    pub outcome: Option<&'static str>,
+    pub plies_to_end: Option<u32>,
+    pub depth: u32,
+    pub nodes: u64,
+    pub nps: u64,
+    pub elapsed_ms: f64,
+    pub stop_reason: &'static str,
+    pub tt: TableJson,
+    pub pv: Vec<CellJson>,
+    pub iterations: Vec<IterationJson>,
+    pub cached: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<Vec<MoveScoreJson>>,
+}
+
+fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
+    match proof {
+        Some(p) => (Some(p.outcome.as_str()), Some(p.plies_to_end)),
+        None => (None, None),
+    }
+}
+
+impl MoveResponse {
+    pub fn new(answer: &Answer, cached: bool) -> Self {
+        let (outcome_name, plies_to_end) = outcome(answer.proof);
+        MoveResponse {
+            game: answer.game,
+            to_move: answer.to_move.into(),
+            mv: answer.best.into(),
+            score: answer.score,
+            outcome: outcome_name,
+            plies_to_end,
+            depth: answer.depth,
+            nodes: answer.nodes,
+            nps: answer.nps,
+            elapsed_ms: (answer.elapsed.as_secs_f64() * 1e6).round() / 1e3,
+            stop_reason: answer.stop_reason.as_str(),
+            tt: TableJson {
+                probes: answer.table.probes,
+                hits: answer.table.hits,
+                fill_permille: answer.fill_permille,
+            },
+            pv: answer.pv.iter().map(|&c| c.into()).collect(),
+            iterations: answer
+                .iterations
+                .iter()
+                .map(|it| IterationJson {
+                    depth: it.depth,
+                    nodes: it.nodes,
+                    score: it.score,
+                    mv: it.best.into(),
+                })
+                .collect(),
+            cached,
+            analysis: answer.analysis.as_ref().map(|moves| {
+                moves
+                    .iter()
+                    .map(|m| {
+                        let (outcome_name, plies_to_end) = outcome(m.proof);
+                        MoveScoreJson {
+                            mv: m.cell.into(),
+                            score: m.score,
+                            outcome: outcome_name,
+                            plies_to_end,
+                        }
+                    })
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// `POST /move`: suggests a move within the request's budget.
+pub async fn suggest_move(
+    State(state): State<AppState>,
+    arrival: Option<axum::Extension<Arrival>>,
+    ApiJson(request): ApiJson<MoveRequest>,
+) -> ApiResult<Json<MoveResponse>> {
+    let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
+    let service = &state.service;
+    let game_label = service
+        .game_names()
+        .iter()
+        .find(|&&name| name == request.game)
+        .copied()
+        .unwrap_or("unknown");
+    let query = MoveQuery {
+        game: request.game,
+        board: request.board,
+        to_move: request.to_move.map(Side::from),
+        budget_ms: request.budget_ms,
+        max_depth: request.max_depth,
+        max_nodes: request.max_nodes,
+        algorithm: match request.algorithm {
+            AlgorithmName::Alphabeta => Algorithm::AlphaBeta,
+            AlgorithmName::Minimax => Algorithm::Minimax,
+        },
+        analysis: request.analysis,
+        rules: request.rules,
+        arrival,
+    };
+    let result = service.dispatch(query).await.map_err(ApiError::from);
+    let status = match &result {
+        Ok(_) => 200,
+        Err(error) => error.status_code().as_u16(),
+    };
+    let metrics = service.metrics();
+    metrics
+        .move_requests
+        .get_or_create(&MoveLabels {
+            game: game_label.to_owned(),
+            status,
+        })
+        .inc();
+    metrics
+        .move_duration
+        .get_or_create(&GameLabel {
+            game: game_label.to_owned(),
+        })
+        .observe(arrival.elapsed().as_secs_f64());
+    let Served { answer, cached } = result?;
+    Ok(Json(MoveResponse::new(&answer, cached)))
+}

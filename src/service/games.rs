@@ -1,0 +1,297 @@
+//! The games the service plays, and what it needs to know about each beyond its rules: how
+//! its `rules` object reads from JSON, and how `GET /games` describes it.
+//!
+//! Dispatch is generic: [`Service::play`](super::Service::play) is written once for any
+//! [`ServedGame`], and the [`served_games!`] list turns a request's game name into the right
+//! monomorphised call. Adding a game takes two steps, both in this file:
+//! 1. `impl ServedGame for NewGame` (its rules parser and its description);
+//! 2. its type in the `served_games!(...)` line at the bottom.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::games::BoardGame;
+use crate::games::connect4::Connect4;
+use crate::games::gomoku::{self, Gomoku, GomokuRules, Overline};
+use crate::games::tictactoe::TicTacToe;
+
+/// A game the service can play: the rules (from `games`) plus how requests talk about them.
+pub trait ServedGame: BoardGame {
+    /// Largest transposition table worth giving this game, in MiB (the configured size is used
+    /// when smaller).
+    const TABLE_MB_CAP: usize = usize::MAX;
+
+    /// Reads the request's `rules` object (`None` when absent or null).
+    fn parse_rules(rules: Option<&Value>) -> Result<Self::Rules, RulesError>;
+
+    /// Canonical text of the rules, part of the answer cache key: equal rules, equal text.
+    fn rules_key(rules: &Self::Rules) -> String;
+
+    /// How `GET /games` describes this game.
+    fn info() -> GameInfo;
+}
+
+/// A `rules` object that cannot be used, naming the field at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RulesError {
+    /// JSON pointer into the request, e.g. `/rules/win_length`.
+    pub pointer: String,
+    pub message: String,
+}
+
+/// How `GET /games` describes a game.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub board: BoardInfo,
+    pub rules: Vec<RuleInfo>,
+}
+
+/// The board a game accepts.
+#[derive(Clone, Debug, Serialize)]
+pub struct BoardInfo {
+    pub min_rows: usize,
+    pub max_rows: usize,
+    pub min_cols: usize,
+    pub max_cols: usize,
+    pub default_rows: usize,
+    pub default_cols: usize,
+    /// How the cells are written.
+    pub format: &'static str,
+    /// Whether stones fall to the lowest empty cell of their column (Connect-4).
+    pub gravity: bool,
+}
+
+/// One option of a game's `rules` object.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuleInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub default: Value,
+    /// The allowed values, when they are a short list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<Value>>,
+}
+
+/// The board text format all games share.
+pub const BOARD_FORMAT: &str =
+    "rows top to bottom, one string per row; '.' empty, 'X'/'x' first player, 'O'/'o' second";
+
+/// Rules parser for games without options: absent, null or `{}`.
+pub fn no_rules(game: &str, rules: Option<&Value>) -> Result<(), RulesError> {
+    match rules {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Object(map)) => match map.keys().next() {
+            None => Ok(()),
+            Some(key) => Err(RulesError {
+                pointer: format!("/rules/{key}"),
+                message: format!("{game} has no rule named '{key}'; it takes no rules"),
+            }),
+        },
+        Some(_) => Err(RulesError {
+            pointer: "/rules".into(),
+            message: "rules must be an object".into(),
+        }),
+    }
+}
+
+/// Parses gomoku's `rules` (absent or null: the defaults), naming the field at fault.
+pub fn parse_gomoku_rules(
+    rules: Option<&Value>,
+    max_side: usize,
+) -> Result<GomokuRules, RulesError> {
+    let mut options = GomokuRules::default();
+    let map = match rules {
+        None | Some(Value::Null) => return Ok(options),
+        Some(Value::Object(map)) => map,
+        Some(_) => {
+            return Err(RulesError {
+                pointer: "/rules".into(),
+                message: "rules must be an object".into(),
+            });
+        }
+    };
+    for (key, value) in map {
+        let pointer = format!("/rules/{key}");
+        match key.as_str() {
+            "win_length" => {
+                let length = value
+                    .as_u64()
+                    .filter(|n| (3..=max_side as u64).contains(n))
+                    .ok_or_else(|| RulesError {
+                        pointer: pointer.clone(),
+                        message: format!("win_length must be a whole number from 3 to {max_side}"),
+                    })?;
+                options.win_length = length as u32;
+            }
+            "overline" => {
+                options.overline = match value.as_str() {
+                    Some("win") => Overline::Win,
+                    Some("no_win") => Overline::NoWin,
+                    _ => {
+                        return Err(RulesError {
+                            pointer,
+                            message: "overline must be \"win\" or \"no_win\"".into(),
+                        });
+                    }
+                }
+            }
+            _ => {
+                return Err(RulesError {
+                    pointer,
+                    message: format!(
+                        "gomoku has no rule named '{key}'; its rules are win_length and overline"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(options)
+}
+
+/// How `GET /games` describes gomoku's rules.
+pub fn gomoku_rule_info() -> Vec<RuleInfo> {
+    vec![
+        RuleInfo {
+            name: "win_length",
+            description: "stones in a row that win (3 up to the board's longer side)",
+            default: Value::from(5),
+            values: None,
+        },
+        RuleInfo {
+            name: "overline",
+            description: "\"win\": five or more wins (free-style); \"no_win\": exactly five (standard)",
+            default: Value::from("win"),
+            values: Some(vec![Value::from("win"), Value::from("no_win")]),
+        },
+    ]
+}
+
+impl ServedGame for TicTacToe {
+    /// 5,478 positions: far less than one MiB of entries.
+    const TABLE_MB_CAP: usize = 1;
+
+    fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
+        no_rules(Self::NAME, rules)
+    }
+
+    fn rules_key(_rules: &()) -> String {
+        String::new()
+    }
+
+    fn info() -> GameInfo {
+        GameInfo {
+            name: Self::NAME,
+            description: "Tic-tac-toe on 3x3; solved exactly in a few thousand nodes.",
+            board: BoardInfo {
+                min_rows: 3,
+                max_rows: 3,
+                min_cols: 3,
+                max_cols: 3,
+                default_rows: 3,
+                default_cols: 3,
+                format: BOARD_FORMAT,
+                gravity: false,
+            },
+            rules: Vec::new(),
+        }
+    }
+}
+
+/// Lists the served games, in `GET /games` order, and generates from the list:
+/// [`GAME_NAMES`], [`catalog`], [`table_caps`] and the name-to-type dispatch
+/// [`Service::dispatch`](super::Service::dispatch).
+macro_rules! served_games {
+    ($($game:ty),+ $(,)?) => {
+        /// Names of the served games, as clients write them.
+        pub const GAME_NAMES: &[&str] = &[$(<$game as BoardGame>::NAME),+];
+
+        /// How `GET /games` describes every served game.
+        pub fn catalog() -> Vec<GameInfo> {
+            vec![$(<$game as ServedGame>::info()),+]
+        }
+
+        /// Each served game's name and the largest table worth giving it (MiB).
+        pub fn table_caps() -> Vec<(&'static str, usize)> {
+            vec![$((<$game as BoardGame>::NAME, <$game as ServedGame>::TABLE_MB_CAP)),+]
+        }
+
+        impl super::Service {
+            /// Plays the request's game: the one generic [`super::Service::play`], per type.
+            pub async fn dispatch(
+                &self,
+                query: super::MoveQuery,
+            ) -> Result<super::Served, super::ServiceError> {
+                $(
+                    if query.game == <$game as BoardGame>::NAME {
+                        return self.play::<$game>(query).await;
+                    }
+                )+
+                Err(super::ServiceError::UnknownGame(query.game))
+            }
+        }
+    };
+}
+
+impl ServedGame for Connect4 {
+    fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
+        no_rules(Self::NAME, rules)
+    }
+
+    fn rules_key(_rules: &()) -> String {
+        String::new()
+    }
+
+    fn info() -> GameInfo {
+        GameInfo {
+            name: Self::NAME,
+            description: "Connect-4, 7 wide x 6 high by default (any size with width x (height + 1) \
+                          <= 64, at least 4 a side); solved exactly whenever the budget allows, \
+                          otherwise a heuristic search. Moves name the landing cell.",
+            board: BoardInfo {
+                min_rows: 4,
+                max_rows: 15,
+                min_cols: 4,
+                max_cols: 12,
+                default_rows: 6,
+                default_cols: 7,
+                format: BOARD_FORMAT,
+                gravity: true,
+            },
+            rules: Vec::new(),
+        }
+    }
+}
+
+impl ServedGame for Gomoku {
+    fn parse_rules(rules: Option<&Value>) -> Result<GomokuRules, RulesError> {
+        parse_gomoku_rules(rules, gomoku::MAX_SIDE)
+    }
+
+    fn rules_key(rules: &GomokuRules) -> String {
+        format!("k{}:{:?}", rules.win_length, rules.overline)
+    }
+
+    fn info() -> GameInfo {
+        GameInfo {
+            name: Self::NAME,
+            description: "Gomoku (any m,n,k-game): 5 to 25 rows and columns, 15x15 by default; \
+                          threat searches (VCF, VCT) then alpha-beta under the budget.",
+            board: BoardInfo {
+                min_rows: gomoku::MIN_SIDE,
+                max_rows: gomoku::MAX_SIDE,
+                min_cols: gomoku::MIN_SIDE,
+                max_cols: gomoku::MAX_SIDE,
+                default_rows: 15,
+                default_cols: 15,
+                format: BOARD_FORMAT,
+                gravity: false,
+            },
+            rules: gomoku_rule_info(),
+        }
+    }
+}
+
+served_games!(TicTacToe, Connect4, Gomoku);

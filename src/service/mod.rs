@@ -1,0 +1,417 @@
+//! The service: everything between a parsed request and an engine search, with no HTTP in it.
+//!
+//! - [`games`]: the served games, their rules parsers and the name-to-type dispatch.
+//! - [`pool`]: the search worker threads and the admission control that keeps the latency
+//!   promise (a 200 never later than its budget plus a few ms, else a 503 at once).
+//! - [`cache`]: the answer cache in front of the pool.
+//! - [`metrics`]: the Prometheus metrics.
+//!
+//! A move request flows: validate limits → parse rules and board → cache lookup → admission →
+//! search on a worker (one transposition table per game, shared by all requests) → cache store.
+//! A request whose future is dropped (the client went away) cancels its search through a drop
+//! guard, which frees the worker within a few hundred microseconds.
+
+pub mod cache;
+pub mod games;
+pub mod metrics;
+pub mod pool;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::engine::{
+    Algorithm, CancelFlag, Deadline, Move, Proof, Score, SearchLimits, SearchOptions, Side,
+    StopReason, TableStats, TranspositionTable,
+};
+use crate::games::{Cell, Grid, PositionError, Stone};
+
+use cache::{AnswerCache, AskedLimits, CacheKey};
+use games::{GAME_NAMES, RulesError, ServedGame, table_caps};
+use metrics::{GameLabel, Metrics};
+use pool::{JobTimes, PoolError, WorkerPool};
+
+/// Deepest iteration a request may ask for (the engine's ply limit, less the root).
+pub const MAX_DEPTH: u32 = crate::engine::MAX_PLY as u32 - 1;
+
+/// Why the service cannot answer a move request.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("unknown game")]
+    UnknownGame(String),
+    #[error(transparent)]
+    Position(#[from] PositionError),
+    #[error(transparent)]
+    Rules(#[from] RulesError),
+    /// A limit outside its range: the JSON pointer of the field and what is allowed.
+    #[error("{message}")]
+    OutOfRange {
+        pointer: &'static str,
+        message: String,
+    },
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// The engine returned no move for a position it accepted as ongoing.
+    #[error("the search returned no move")]
+    NoMove,
+}
+
+/// A move request, parsed but not yet validated against the game.
+#[derive(Clone, Debug)]
+pub struct MoveQuery {
+    pub game: String,
+    pub board: Vec<String>,
+    pub to_move: Option<Side>,
+    /// Milliseconds for the whole request, queueing included; `None` = the default (1000).
+    pub budget_ms: Option<u64>,
+    pub max_depth: Option<u32>,
+    pub max_nodes: Option<u64>,
+    pub algorithm: Algorithm,
+    pub analysis: bool,
+    pub rules: Option<Value>,
+    /// When the request arrived: the budget runs from here.
+    pub arrival: Instant,
+}
+
+/// Default `budget_ms`.
+pub const DEFAULT_BUDGET_MS: u64 = 1000;
+
+/// A root move with its score, for analysis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoredCell {
+    pub cell: Cell,
+    pub score: Score,
+    pub proof: Option<Proof>,
+}
+
+/// One completed iteration of iterative deepening.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IterationCell {
+    pub depth: u32,
+    pub nodes: u64,
+    pub score: Score,
+    pub best: Cell,
+}
+
+/// A search's answer, with moves as cells: what the API renders and the cache keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    pub game: &'static str,
+    pub to_move: Side,
+    pub best: Cell,
+    /// Side to move's view; engine scale (proven: ±(1,000,000 − plies to the end)).
+    pub score: Score,
+    pub proof: Option<Proof>,
+    pub depth: u32,
+    pub nodes: u64,
+    pub nps: u64,
+    pub elapsed: Duration,
+    pub stop_reason: StopReason,
+    pub table: TableStats,
+    pub fill_permille: u32,
+    pub pv: Vec<Cell>,
+    pub iterations: Vec<IterationCell>,
+    /// Every legal move scored, best first, when asked.
+    pub analysis: Option<Vec<ScoredCell>>,
+}
+
+impl Answer {
+    /// Heap bytes held by the lists (for the cache's byte bound).
+    pub fn heap_bytes(&self) -> usize {
+        self.pv.capacity() * std::mem::size_of::<Cell>()
+            + self.iterations.capacity() * std::mem::size_of::<IterationCell>()
+            + self
+                .analysis
+                .as_ref()
+                .map_or(0, |a| a.capacity() * std::mem::size_of::<ScoredCell>())
+    }
+}
+
+/// An answer and whether it came from the cache.
+#[derive(Clone, Debug)]
+pub struct Served {
+    pub answer: Arc<Answer>,
+    pub cached: bool,
+}
+
+/// Cancels a search when the request's future is dropped (client gone) or done.
+struct CancelOnDrop(CancelFlag);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+struct Inner {
+    pool: WorkerPool,
+    cache: AnswerCache,
+    /// One table per game, created at start for the served games (and on first use for any
+    /// other `ServedGame`, e.g. a test's). The tables themselves are lock-free and shared by
+    /// every worker; this std mutex guards only the map, for one lookup per search.
+    tables: Mutex<HashMap<&'static str, Arc<TranspositionTable>>>,
+    table_mb: usize,
+    max_budget_ms: u64,
+    metrics: Arc<Metrics>,
+}
+
+/// The move service. Cheap to clone: one `Arc` around state that is itself safe to share.
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+impl Service {
+    /// Starts the worker threads and allocates the tables and the cache.
+    pub fn new(config: &Config, metrics: Arc<Metrics>) -> std::io::Result<Self> {
+        let pool = WorkerPool::new(config.worker_count(), config.queue, Arc::clone(&metrics))?;
+        let tables = table_caps()
+            .into_iter()
+            .map(|(name, cap)| {
+                let table = TranspositionTable::with_megabytes(config.table_mb.min(cap));
+                (name, Arc::new(table))
+            })
+            .collect();
+        Ok(Service {
+            inner: Arc::new(Inner {
+                pool,
+                cache: AnswerCache::new(config.cache_entries, config.cache_mb << 20),
+                tables: Mutex::new(tables),
+                table_mb: config.table_mb,
+                max_budget_ms: config.max_budget_ms,
+                metrics,
+            }),
+        })
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.inner.metrics
+    }
+
+    /// Names of the games served.
+    pub fn game_names(&self) -> &'static [&'static str] {
+        GAME_NAMES
+    }
+
+    pub fn max_budget_ms(&self) -> u64 {
+        self.inner.max_budget_ms
+    }
+
+    pub fn workers(&self) -> usize {
+        self.inner.pool.workers()
+    }
+
+    /// The worker pool (tests occupy it with their own jobs).
+    pub fn pool(&self) -> &WorkerPool {
+        &self.inner.pool
+    }
+
+    /// Answers held by the answer cache.
+    pub fn cached_answers(&self) -> usize {
+        self.inner.cache.len()
+    }
+
+    /// Bytes taken by all transposition tables.
+    pub fn table_bytes(&self) -> usize {
+        self.tables().values().map(|t| t.bytes()).sum()
+    }
+
+    fn tables(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Arc<TranspositionTable>>> {
+        self.inner
+            .tables
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn table_for<G: ServedGame>(&self) -> Arc<TranspositionTable> {
+        let mut tables = self.tables();
+        let table = tables.entry(G::NAME).or_insert_with(|| {
+            Arc::new(TranspositionTable::with_megabytes(
+                self.inner.table_mb.min(G::TABLE_MB_CAP),
+            ))
+        });
+        Arc::clone(table)
+    }
+
+    fn check_limits(&self, query: &MoveQuery) -> Result<AskedLimits, ServiceError> {
+        let max = self.inner.max_budget_ms;
+        let budget_ms = query.budget_ms.unwrap_or(DEFAULT_BUDGET_MS.min(max));
+        if !(1..=max).contains(&budget_ms) {
+            return Err(ServiceError::OutOfRange {
+                pointer: "/budget_ms",
+                message: format!("budget_ms is {budget_ms}; it must be between 1 and {max}"),
+            });
+        }
+        if let Some(depth) = query.max_depth {
+            if !(1..=MAX_DEPTH).contains(&depth) {
+                return Err(ServiceError::OutOfRange {
+                    pointer: "/max_depth",
+                    message: format!("max_depth is {depth}; it must be between 1 and {MAX_DEPTH}"),
+                });
+            }
+        }
+        if query.max_nodes == Some(0) {
+            return Err(ServiceError::OutOfRange {
+                pointer: "/max_nodes",
+                message: "max_nodes must be at least 1".into(),
+            });
+        }
+        Ok(AskedLimits {
+            budget_ms,
+            max_depth: query.max_depth,
+            max_nodes: query.max_nodes,
+        })
+    }
+
+    /// Answers a move request for game `G`: from the cache, or by a search on a worker.
+    pub async fn play<G: ServedGame>(&self, query: MoveQuery) -> Result<Served, ServiceError> {
+        let asked = self.check_limits(&query)?;
+        let rules = G::parse_rules(query.rules.as_ref())?;
+        let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
+        let position = G::from_grid(&grid, query.to_move, &rules)?;
+        let key = CacheKey {
+            game: G::NAME,
+            rules: G::rules_key(&rules),
+            board: board_key(&grid),
+            to_move: position.side_to_move(),
+            minimax: query.algorithm == Algorithm::Minimax,
+            analysis: query.analysis,
+        };
+        let metrics = &self.inner.metrics;
+        let label = GameLabel {
+            game: G::NAME.to_owned(),
+        };
+        if let Some(answer) = self.inner.cache.get(&key, &asked) {
+            metrics.cache_hits.get_or_create(&label).inc();
+            return Ok(Served {
+                answer,
+                cached: true,
+            });
+        }
+        metrics.cache_misses.get_or_create(&label).inc();
+
+        let times = JobTimes::for_budget(query.arrival, Duration::from_millis(asked.budget_ms));
+        let cancel = CancelFlag::new();
+        let _cancel_on_drop = CancelOnDrop(cancel.clone());
+        let limits = SearchLimits {
+            // A millisecond for handing the answer back and writing the response.
+            deadline: Some(Deadline(
+                times
+                    .deadline
+                    .checked_sub(Duration::from_millis(1))
+                    .unwrap_or(times.deadline),
+            )),
+            max_depth: asked.max_depth,
+            max_nodes: asked.max_nodes,
+            cancel: Some(cancel),
+        };
+        let options = SearchOptions {
+            algorithm: query.algorithm,
+            analysis: query.analysis,
+            // One search per worker and one worker per core: helper threads would only
+            // compete with the other workers (see benches/lazy_smp.rs).
+            ..SearchOptions::default()
+        };
+        let table = self.table_for::<G>();
+        let worker_metrics = Arc::clone(metrics);
+        let answer = self
+            .inner
+            .pool
+            .run(times, move || {
+                let answer = think(&position, &limits, options, &table);
+                if matches!(&answer, Ok(a) if a.stop_reason == StopReason::Cancelled) {
+                    worker_metrics.searches_cancelled.inc();
+                }
+                answer
+            })
+            .await??;
+        metrics
+            .search_depth
+            .get_or_create(&label)
+            .observe(f64::from(answer.depth));
+        metrics
+            .search_nodes
+            .get_or_create(&label)
+            .observe(answer.nodes as f64);
+        let answer = Arc::new(answer);
+        self.inner.cache.put(key, Arc::clone(&answer), asked);
+        Ok(Served {
+            answer,
+            cached: false,
+        })
+    }
+}
+
+/// Runs on a worker: searches and turns engine moves into cells.
+fn think<G: ServedGame>(
+    position: &G,
+    limits: &SearchLimits,
+    options: SearchOptions,
+    table: &TranspositionTable,
+) -> Result<Answer, ServiceError> {
+    let report = position.think(limits, options, table);
+    let best = report.best_move.ok_or(ServiceError::NoMove)?;
+    // The PV's cells are read along the line (a Connect-4 move's landing cell depends on it).
+    let mut walk = position.clone();
+    let mut pv = Vec::with_capacity(report.pv.len());
+    for &mv in &report.pv {
+        pv.push(walk.cell_of(mv));
+        walk.make(mv);
+    }
+    let cell = |mv: Move| position.cell_of(mv);
+    Ok(Answer {
+        game: G::NAME,
+        to_move: position.side_to_move(),
+        best: cell(best),
+        score: report.score,
+        proof: report.proof,
+        depth: report.depth,
+        nodes: report.nodes,
+        nps: report.nodes_per_second(),
+        elapsed: report.elapsed,
+        stop_reason: report.stop_reason,
+        table: report.table,
+        fill_permille: table.fill_permille(),
+        pv,
+        iterations: report
+            .iterations
+            .iter()
+            .map(|it| IterationCell {
+                depth: it.depth,
+                nodes: it.nodes,
+                score: it.score,
+                best: cell(it.best_move),
+            })
+            .collect(),
+        analysis: options.analysis.then(|| {
+            report
+                .root_moves
+                .iter()
+                .map(|m| ScoredCell {
+                    cell: cell(m.mv),
+                    score: m.score,
+                    proof: m.proof,
+                })
+                .collect()
+        }),
+    })
+}
+
+/// The board in canonical text for the cache key.
+fn board_key(grid: &Grid) -> String {
+    let mut key = String::with_capacity(grid.cells.len() + grid.rows);
+    for (i, stone) in grid.cells.iter().enumerate() {
+        if i > 0 && i % grid.cols == 0 {
+            key.push('/');
+        }
+        key.push(match stone {
+            Stone::Empty => '.',
+            Stone::Player(Side::First) => 'X',
+            Stone::Player(Side::Second) => 'O',
+        });
+    }
+    key
+}

@@ -1,0 +1,362 @@
+//! The search worker pool: a fixed set of OS threads that run searches, and the admission
+//! control that decides, when a request arrives, whether it can get a worker in time.
+//!
+//! Searches are CPU-bound for their whole budget, so they never run on tokio's threads: a
+//! request hands a job to the pool through a FIFO channel and awaits a oneshot answer.
+//!
+//! The key idea of admission: every admitted job ends by its own deadline (the engine stops at
+//! it), so the deadlines of the jobs admitted and not yet finished bound when a worker frees up.
+//! With `k` such jobs and `w` workers, a new job is `k + 1`-th in line and starts once `k - w + 1`
+//! of them have finished, that is, at the latest at the `(k - w + 1)`-th smallest of their
+//! deadlines. When that bound is before the job's latest useful start, it is *guaranteed* a
+//! worker in time. Otherwise it may still get one (most searches end early, proven), so it
+//! waits a short while (a tenth of its budget) and is shed with 503 if it has not started by
+//! then. Beyond `workers + queue` jobs the pool sheds at once. A job that has not started when
+//! its request gives up is withdrawn atomically, so it never runs after its 503 was sent.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use super::metrics::Metrics;
+
+/// How much later than its deadline a search may end (clock checked every 1024 nodes, answer
+/// sent back): added to each deadline when bounding when a worker frees up.
+const OVERSHOOT: Duration = Duration::from_millis(2);
+
+/// Job states; moved from `QUEUED` exactly once, by whichever side gets there first.
+const QUEUED: u8 = 0;
+const STARTED: u8 = 1;
+const WITHDRAWN: u8 = 2;
+
+/// Why the pool did not run a job.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoolError {
+    /// No worker could be had in time; try again after the given delay.
+    #[error("no search worker is free in time; retry after {retry_after:?}")]
+    Overloaded { retry_after: Duration },
+    /// The job panicked; the worker survived.
+    #[error("the search panicked")]
+    Panicked,
+}
+
+/// When a job must end and until when it is worth starting.
+#[derive(Clone, Copy, Debug)]
+pub struct JobTimes {
+    /// When the request arrived.
+    pub arrival: Instant,
+    /// When the answer is due (arrival + budget).
+    pub deadline: Instant,
+    /// Starting later than this leaves the job too little time to think.
+    pub latest_start: Instant,
+}
+
+impl JobTimes {
+    /// Times for a request that arrived at `arrival` with `budget`: it must start with at least a
+    /// quarter of its budget left.
+    pub fn for_budget(arrival: Instant, budget: Duration) -> Self {
+        JobTimes {
+            arrival,
+            deadline: arrival + budget,
+            latest_start: arrival + budget - budget / 4,
+        }
+    }
+}
+
+/// The work to do on a worker; it returns the delivery of its result, which the worker calls
+/// only after the job has left the admitted set (so a caller that got its answer and asks
+/// again at once finds the worker counted free).
+type Work = Box<dyn FnOnce() -> Deliver + Send>;
+type Deliver = Box<dyn FnOnce() + Send>;
+
+struct Job {
+    run: Work,
+    /// `QUEUED`, then `STARTED` by the worker or `WITHDRAWN` by the request that gave up.
+    state: Arc<AtomicU8>,
+    /// Removes the job from the admitted set when dropped (after it ran, was skipped, or
+    /// panicked).
+    _ticket: Ticket,
+}
+
+/// State shared by the request side and the workers.
+struct Shared {
+    /// Deadlines of the jobs admitted and not yet finished, by ticket id. A std mutex: held for
+    /// a few comparisons on at most `workers + queue` entries, never across an `.await`.
+    admitted: Mutex<VecDeque<(u64, Instant)>>,
+    /// Source of ticket ids; only uniqueness matters, so relaxed ordering is enough.
+    next_ticket: AtomicU64,
+    workers: usize,
+    queue: usize,
+    metrics: Arc<Metrics>,
+}
+
+impl Shared {
+    fn admitted(&self) -> MutexGuard<'_, VecDeque<(u64, Instant)>> {
+        // A panic never happens while the lock is held (plain Vec operations); recover anyway.
+        self.admitted.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Leaves the admitted set when dropped.
+struct Ticket {
+    id: u64,
+    shared: Arc<Shared>,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut admitted = self.shared.admitted();
+        if let Some(i) = admitted.iter().position(|&(id, _)| id == self.id) {
+            admitted.remove(i);
+        }
+    }
+}
+
+/// The worker threads and their admission control. Cheap to clone.
+#[derive(Clone)]
+pub struct WorkerPool {
+    /// Admitted set and counters, shared with the workers (see [`Shared`]).
+    shared: Arc<Shared>,
+    /// Sends jobs to the workers. `mpsc::Sender` is `Sync`; sends happen under the admission
+    /// lock so the channel order is the admission order the bound above assumes.
+    sender: mpsc::Sender<Job>,
+}
+
+impl WorkerPool {
+    /// Starts `workers` threads (at least one). They exit when the last pool handle is dropped.
+    pub fn new(workers: usize, queue: usize, metrics: Arc<Metrics>) -> std::io::Result<Self> {
+        let workers = workers.max(1);
+        let (sender, receiver) = mpsc::channel::<Job>();
+        // Workers take turns at the receiver; the lock is held only while waiting for a job.
+        let receiver = Arc::new(Mutex::new(receiver));
+        let shared = Arc::new(Shared {
+            admitted: Mutex::new(VecDeque::with_capacity(workers + queue)),
+            next_ticket: AtomicU64::new(0),
+            workers,
+            queue,
+            metrics,
+        });
+        for i in 0..workers {
+            let receiver = Arc::clone(&receiver);
+            let metrics = Arc::clone(&shared.metrics);
+            thread::Builder::new()
+                .name(format!("kibitz-search-{i}"))
+                .spawn(move || worker_loop(&receiver, &metrics))?;
+        }
+        Ok(WorkerPool { shared, sender })
+    }
+
+    /// Number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.shared.workers
+    }
+
+    /// Runs `work` on a worker if one can be had in time, and returns its result.
+    ///
+    /// Dropping the returned future before the job starts withdraws it; after it started, the
+    /// caller stops it through its own cancel flag (see `CancelOnDrop` in the service).
+    pub async fn run<R, F>(&self, times: JobTimes, work: F) -> Result<R, PoolError>
+    where
+        R: Send + 'static,
+        F: FnOnce() -> R + Send + 'static,
+    {
+        let (answer_tx, answer_rx) = oneshot::channel();
+        let state = Arc::new(AtomicU8::new(QUEUED));
+        let metrics = Arc::clone(&self.shared.metrics);
+        let give_up = self.admit(
+            times,
+            &state,
+            Box::new(move || {
+                // Caught here, not only by the worker, so the answer channel is dropped (and the
+                // caller told) only after the job has left the admitted set.
+                let result = catch_unwind(AssertUnwindSafe(work)).map_err(|_| {
+                    metrics.search_panics.inc();
+                    tracing::error!("a search panicked; the worker goes on");
+                    PoolError::Panicked
+                });
+                Box::new(move || {
+                    // The receiver is gone only if the request gave up; nothing to do then.
+                    let _ = answer_tx.send(result);
+                })
+            }),
+        )?;
+        let withdraw = Withdraw(Arc::clone(&state));
+        let mut answer_rx = answer_rx;
+        tokio::select! {
+            answer = &mut answer_rx => {
+                return answer.map_err(|_| PoolError::Panicked)?;
+            }
+            () = tokio::time::sleep_until(give_up.into()) => {}
+        }
+        if state
+            .compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.shared.metrics.rejection("late");
+            return Err(PoolError::Overloaded {
+                retry_after: Duration::from_secs(1),
+            });
+        }
+        // It started just in time: it ends by its deadline.
+        drop(withdraw);
+        answer_rx.await.map_err(|_| PoolError::Panicked)?
+    }
+
+    /// Decides at once whether the job may wait for a worker; if so, queues it and returns when
+    /// its request should give up waiting.
+    fn admit(
+        &self,
+        times: JobTimes,
+        state: &Arc<AtomicU8>,
+        run: Work,
+    ) -> Result<Instant, PoolError> {
+        let shared = &self.shared;
+        let mut admitted = shared.admitted();
+        let k = admitted.len();
+        if k >= shared.workers + shared.queue {
+            drop(admitted);
+            shared.metrics.rejection("queue_full");
+            return Err(PoolError::Overloaded {
+                retry_after: Duration::from_secs(1),
+            });
+        }
+        let give_up = if k < shared.workers {
+            times.latest_start
+        } else {
+            let mut deadlines: Vec<Instant> = admitted.iter().map(|&(_, d)| d).collect();
+            let (_, &mut free_at, _) = deadlines.select_nth_unstable(k - shared.workers);
+            if free_at + OVERSHOOT <= times.latest_start {
+                times.latest_start
+            } else {
+                // Not guaranteed: wait a little in case a search ends early.
+                let budget = times.deadline.saturating_duration_since(times.arrival);
+                (times.arrival + budget / 10).min(times.latest_start)
+            }
+        };
+        if give_up <= Instant::now() {
+            drop(admitted);
+            shared.metrics.rejection("no_time");
+            return Err(PoolError::Overloaded {
+                retry_after: Duration::from_secs(1),
+            });
+        }
+        let id = shared.next_ticket.fetch_add(1, Ordering::Relaxed);
+        admitted.push_back((id, times.deadline));
+        let job = Job {
+            run,
+            state: Arc::clone(state),
+            _ticket: Ticket {
+                id,
+                shared: Arc::clone(shared),
+            },
+        };
+        // The workers hold the receiver for as long as any pool handle exists, so this cannot
+        // fail; if it did, the returned job (and its ticket, which takes this lock) must be
+        // dropped after the lock is released.
+        let sent = self.sender.send(job);
+        drop(admitted);
+        match sent {
+            Ok(()) => Ok(give_up),
+            Err(_) => Err(PoolError::Panicked),
+        }
+    }
+}
+
+/// Withdraws a job that has not started when the request's future is dropped.
+struct Withdraw(Arc<AtomicU8>);
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let _ = self
+            .0
+            .compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire);
+    }
+}
+
+fn worker_loop(receiver: &Mutex<mpsc::Receiver<Job>>, metrics: &Metrics) {
+    loop {
+        let job = {
+            let receiver = receiver.lock().unwrap_or_else(PoisonError::into_inner);
+            match receiver.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            }
+        };
+        let Job {
+            run,
+            state,
+            _ticket,
+        } = job;
+        if state
+            .compare_exchange(QUEUED, STARTED, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            continue;
+        }
+        metrics.searches_in_flight.inc();
+        let outcome = catch_unwind(AssertUnwindSafe(run));
+        metrics.searches_in_flight.dec();
+        drop(_ticket);
+        match outcome {
+            Ok(deliver) => deliver(),
+            Err(_) => {
+                metrics.search_panics.inc();
+                tracing::error!("a search panicked; the worker goes on");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(workers: usize, queue: usize) -> WorkerPool {
+        WorkerPool::new(workers, queue, Arc::new(Metrics::new())).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_job_runs_on_a_worker_thread() {
+        let pool = pool(1, 0);
+        let times = JobTimes::for_budget(Instant::now(), Duration::from_secs(1));
+        let name = pool
+            .run(times, || thread::current().name().map(str::to_owned))
+            .await
+            .unwrap();
+        assert_eq!(name.as_deref(), Some("kibitz-search-0"));
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_is_reported_and_the_worker_survives() {
+        let pool = pool(1, 0);
+        let times = JobTimes::for_budget(Instant::now(), Duration::from_secs(1));
+        let result: Result<(), _> = pool.run(times, || panic!("boom")).await;
+        assert_eq!(result, Err(PoolError::Panicked));
+        let times = JobTimes::for_budget(Instant::now(), Duration::from_secs(1));
+        assert_eq!(pool.run(times, || 7).await, Ok(7));
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_sheds_at_once() {
+        let pool = pool(1, 0);
+        let start = Instant::now();
+        let times = JobTimes::for_budget(start, Duration::from_millis(300));
+        let busy = pool.run(times, || thread::sleep(Duration::from_millis(200)));
+        let second = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let times = JobTimes::for_budget(Instant::now(), Duration::from_millis(300));
+            let result = pool.run(times, || ()).await;
+            (result, start.elapsed())
+        };
+        let (first, (second, at)) = tokio::join!(busy, second);
+        assert_eq!(first, Ok(()));
+        assert!(matches!(second, Err(PoolError::Overloaded { .. })));
+        assert!(at < Duration::from_millis(60), "shed after {at:?}");
+    }
+}

@@ -1,0 +1,180 @@
+//! Connect-4, gomoku and the teaching tree through the HTTP API: the answers a client can
+//! check for itself (exact outcomes, forced moves, the lecture tree).
+
+use serde_json::{Value, json};
+
+use super::common::{get, post_json_request, post_move, send, state};
+use kibitz::api::app;
+
+fn cell(reply: &Value) -> (u64, u64) {
+    (
+        reply["move"]["row"].as_u64().unwrap(),
+        reply["move"]["col"].as_u64().unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn connect4_takes_an_immediate_win_and_says_so() {
+    let board = [
+        ".......", ".......", ".......", "O......", "O......", "OXXX...",
+    ];
+    let reply = post_move(&state(), json!({"game": "connect4", "board": board})).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(cell(&reply.body), (5, 4), "X completes the bottom row");
+    assert_eq!(reply.body["outcome"], "win");
+    assert_eq!(reply.body["plies_to_end"], 1);
+    assert_eq!(reply.body["stop_reason"], "proven");
+}
+
+#[tokio::test]
+async fn connect4_blocks_the_only_threat() {
+    let board = [
+        ".......", ".......", ".......", ".......", "X......", "XOOO..X",
+    ];
+    let reply = post_move(
+        &state(),
+        json!({"game": "connect4", "board": board, "to_move": "X"}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(cell(&reply.body), (5, 4), "the landing cell of column 4");
+}
+
+#[tokio::test]
+async fn connect4_solves_a_known_position_exactly() {
+    // Pons' Test_L2_R1, first line: "5554224333234511764415115 4": the side to move wins, its
+    // winning stone being its 18th (22 - 4).
+    let moves = "5554224333234511764415115";
+    let mut columns = vec![vec!['.'; 6]; 7];
+    let mut heights = [0usize; 7];
+    for (i, digit) in moves.bytes().enumerate() {
+        let col = (digit - b'1') as usize;
+        columns[col][heights[col]] = if i % 2 == 0 { 'X' } else { 'O' };
+        heights[col] += 1;
+    }
+    let board: Vec<String> = (0..6)
+        .rev()
+        .map(|row| (0..7).map(|col| columns[col][row]).collect())
+        .collect();
+    let reply = post_move(
+        &state(),
+        json!({"game": "connect4", "board": board, "budget_ms": 5000}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(reply.body["outcome"], "win");
+    let n = moves.len() as i64;
+    let p = reply.body["plies_to_end"].as_i64().unwrap();
+    assert_eq!((44 - n - p) / 2, 4, "Pons score 4");
+}
+
+#[tokio::test]
+async fn connect4_refuses_a_floating_disc_naming_it() {
+    let board = [
+        ".......", ".......", ".......", "...X...", ".......", "...O...",
+    ];
+    let reply = post_move(&state(), json!({"game": "connect4", "board": board})).await;
+    assert_eq!(reply.status, 422, "{}", reply.text);
+    assert!(reply.text.contains("row 3"), "{}", reply.text);
+}
+
+#[tokio::test]
+async fn gomoku_completes_five_and_reports_the_win() {
+    let mut rows = vec![vec!['.'; 15]; 15];
+    for col in 3..7 {
+        rows[7][col] = 'X';
+        rows[9][col + 1] = 'O';
+    }
+    let board: Vec<String> = rows.into_iter().map(|r| r.into_iter().collect()).collect();
+    let reply = post_move(
+        &state(),
+        json!({"game": "gomoku", "board": board, "budget_ms": 200}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert!(
+        matches!(cell(&reply.body), (7, 2) | (7, 7)),
+        "{}",
+        reply.text
+    );
+    assert_eq!(reply.body["outcome"], "win");
+    assert_eq!(reply.body["plies_to_end"], 1);
+}
+
+#[tokio::test]
+async fn gomoku_refuses_an_unknown_rule_naming_it() {
+    let board = vec![".".repeat(15); 15];
+    let reply = post_move(
+        &state(),
+        json!({"game": "gomoku", "board": board, "rules": {"renju": true}}),
+    )
+    .await;
+    assert_eq!(reply.status, 422, "{}", reply.text);
+    assert_eq!(reply.body["errors"][0]["pointer"], "/rules/renju");
+}
+
+#[tokio::test]
+async fn gomoku_refuses_a_board_over_the_size_limit() {
+    let board = vec![".".repeat(26); 26];
+    let reply = post_move(&state(), json!({"game": "gomoku", "board": board})).await;
+    assert_eq!(reply.status, 422, "{}", reply.text);
+}
+
+#[tokio::test]
+async fn tree_evaluates_the_lecture_tree() {
+    let body = json!({"tree": "[A, [B, (B1,3), (B2,12), (B3,8)], [C, (C1,2), (C2,4), (C3,6)], [D, (D1,14), (D2,5), (D3,2)]]"});
+    let reply = send(app(state()), post_json_request("/tree", &body)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(reply.body["value"], 3);
+    assert_eq!(reply.body["best"], "B");
+    assert_eq!(reply.body["minimax"], json!({"nodes": 13, "leaves": 9}));
+    assert_eq!(reply.body["alphabeta"]["leaves"], 7);
+    assert_eq!(
+        reply.body["alphabeta"]["pruned"],
+        json!([{"node": "C2", "parent": "C", "alpha": 3, "beta": 2, "cut": "alpha"}])
+    );
+}
+
+#[tokio::test]
+async fn tree_syntax_errors_are_422_with_the_position() {
+    let reply = send(
+        app(state()),
+        post_json_request("/tree", &json!({"tree": "[A, (B,1) (C,2)]"})),
+    )
+    .await;
+    assert_eq!(reply.status, 422, "{}", reply.text);
+    assert!(
+        reply.body["detail"].as_str().unwrap().contains("at 10"),
+        "{}",
+        reply.text
+    );
+}
+
+#[tokio::test]
+async fn a_deep_tree_chain_is_refused_cleanly() {
+    let text = format!("{}(L,1){}", "[N, ".repeat(50_000), "]".repeat(50_000));
+    let reply = send(
+        app(state()),
+        post_json_request("/tree", &json!({"tree": text})),
+    )
+    .await;
+    assert_eq!(
+        reply.status,
+        422,
+        "{}",
+        &reply.text[..reply.text.len().min(300)]
+    );
+}
+
+#[tokio::test]
+async fn games_lists_all_three_games_and_points_to_the_tree() {
+    let reply = get(&state(), "/games").await;
+    let names: Vec<&str> = reply.body["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tictactoe", "connect4", "gomoku"]);
+    assert_eq!(reply.body["tree"]["route"], "/tree");
+}

@@ -1,0 +1,18 @@
+//! The service's HTTP contract and runtime behaviour, in one test binary (one link instead of
+//! five: release test builds are link-bound on a 2-core machine). The timing tests live
+//! apart, in `tests/service_timing.rs`, so no other test competes with them for the cores.
+//!
+//! - `api_move`: `POST /move` and the meta routes in process (`oneshot`).
+//! - `api_errors`: one test per error kind.
+//! - `api_games`: Connect-4, gomoku and `POST /tree` answers a client can check.
+//! - `cache`: the answer cache.
+//! - `openapi_contract`: real responses against openapi.yaml's schemas.
+//! - `socket`: the real server on port 0, and the binary itself.
+
+mod api_errors;
+mod api_games;
+mod api_move;
+mod cache;
+mod common;
+mod openapi_contract;
+mod socket;

@@ -1,0 +1,136 @@
+//! The latency promise and cancellation, on a game whose searches always run to their limit:
+//! under overload only 200s within budget + 10 ms and fast 503s; a dropped request frees its
+//! worker at once.
+
+use std::time::{Duration, Instant};
+
+#[path = "service/common.rs"]
+mod common;
+
+use common::*;
+use kibitz::service::pool::PoolError;
+use kibitz::service::{MoveQuery, ServiceError};
+
+/// Timing tests run one at a time: each measures latency on a machine with few cores.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn slow_query(i: usize, budget_ms: u64) -> MoveQuery {
+    let board = slow_board(i);
+    let rows: Vec<&str> = board.iter().map(String::as_str).collect();
+    query("slow", &rows, budget_ms)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overload_gives_only_timely_answers_and_fast_rejections() {
+    let _serial = SERIAL.lock().await;
+    // One worker: the other core answers requests (on this 2-core machine).
+    let service = service(1, 64);
+    let budget = Duration::from_millis(200);
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let service = service.clone();
+        tasks.push(tokio::spawn(async move {
+            let query = slow_query(i, budget.as_millis() as u64);
+            let arrival = query.arrival;
+            let result = service.play::<SlowGame>(query).await;
+            (result, arrival.elapsed())
+        }));
+    }
+    let (mut answered, mut shed) = (0, 0);
+    for task in tasks {
+        let (result, took) = task.await.unwrap();
+        match result {
+            Ok(served) => {
+                answered += 1;
+                assert!(!served.cached);
+                assert!(
+                    took <= budget + Duration::from_millis(10),
+                    "200 after {took:?}"
+                );
+            }
+            Err(ServiceError::Pool(PoolError::Overloaded { .. })) => {
+                shed += 1;
+                assert!(
+                    took <= budget / 10 + Duration::from_millis(10),
+                    "503 after {took:?}"
+                );
+            }
+            Err(other) => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(answered >= 1, "answered {answered}");
+    assert!(shed >= 4, "shed {shed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_uses_its_budget_and_stops_on_time() {
+    let _serial = SERIAL.lock().await;
+    let service = service(1, 0);
+    let query = slow_query(1, 150);
+    let arrival = query.arrival;
+    let served = service.play::<SlowGame>(query).await.unwrap();
+    let took = arrival.elapsed();
+    assert_eq!(served.answer.stop_reason.as_str(), "time");
+    assert!(took >= Duration::from_millis(140), "{took:?}");
+    assert!(
+        took <= Duration::from_millis(160),
+        "promise is budget + 10 ms: {took:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_request_cancels_its_search_and_frees_the_worker() {
+    let _serial = SERIAL.lock().await;
+    let service = service(1, 0);
+    let long = {
+        let service = service.clone();
+        tokio::spawn(async move { service.play::<SlowGame>(slow_query(2, 5_000)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(service.metrics().searches_in_flight.get(), 1);
+    // The client goes away: its future is dropped.
+    long.abort();
+    let _ = long.await;
+    let start = Instant::now();
+    while service.metrics().searches_in_flight.get() != 0 {
+        assert!(
+            start.elapsed() < Duration::from_millis(20),
+            "worker still busy"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    // The only worker takes the next request at once.
+    let served = service.play::<SlowGame>(slow_query(3, 50)).await;
+    assert!(served.is_ok(), "{served:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_would_start_too_late_is_shed_at_once() {
+    let _serial = SERIAL.lock().await;
+    let service = service(1, 8);
+    let long = {
+        let service = service.clone();
+        tokio::spawn(async move { service.play::<SlowGame>(slow_query(4, 400)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    // The worker is busy until ~400 ms; a 100 ms request cannot start in time.
+    let query = slow_query(5, 100);
+    let arrival = query.arrival;
+    let result = service.play::<SlowGame>(query).await;
+    assert!(matches!(
+        result,
+        Err(ServiceError::Pool(PoolError::Overloaded { .. }))
+    ));
+    assert!(
+        arrival.elapsed() <= Duration::from_millis(20),
+        "{:?}",
+        arrival.elapsed()
+    );
+    // A request with budget enough to wait for the worker is queued and answered in time.
+    let query = slow_query(6, 1_000);
+    let arrival = query.arrival;
+    let served = service.play::<SlowGame>(query).await;
+    assert!(served.is_ok(), "{served:?}");
+    assert!(arrival.elapsed() <= Duration::from_millis(1_010));
+    long.await.unwrap().unwrap();
+}
