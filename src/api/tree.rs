@@ -434,6 +434,42 @@ fn build_json_tree(root: JsonNode) -> Result<Tree, TreeRequestError> {
         .map_err(|e| invalid(e, String::from("/tree")))
 }
 
+/// `POST /tree`: reads the body (415, 413 as for every route, with the tree's own size limit),
+/// takes one of the evaluation slots (503 when all are busy) and evaluates off the async
+/// threads, since a 100,000-node tree with a trace takes tens of milliseconds.
+pub async fn evaluate(
+    axum::extract::State(state): axum::extract::State<super::AppState>,
+    request: axum::extract::Request,
+) -> super::ApiResult<axum::Json<TreeResponse>> {
+    let body = super::json::read_json_body(request, state.config.tree_max_body_bytes).await?;
+    let permit = std::sync::Arc::clone(&state.tree_slots)
+        .try_acquire_owned()
+        .map_err(|_| super::ApiError::Overloaded {
+            retry_after: std::time::Duration::from_secs(1),
+        })?;
+    let answer = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        evaluate_tree_body(&body)
+    })
+    .await
+    .map_err(|error| super::ApiError::Internal(format!("tree evaluation failed: {error}")))?;
+    Ok(axum::Json(answer?))
+}
+
+impl From<TreeRequestError> for super::ApiError {
+    fn from(error: TreeRequestError) -> Self {
+        // Without a pointer, a malformed body is wrong as a whole; an invalid one, in its tree.
+        match error {
+            TreeRequestError::Malformed { message, pointer } => {
+                super::ApiError::bad_request(pointer.unwrap_or_default(), message)
+            }
+            TreeRequestError::Invalid { message, pointer } => {
+                super::ApiError::unplayable(pointer.unwrap_or_else(|| "/tree".into()), message)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -732,41 +768,5 @@ mod tests {
         assert!(check_nesting(br#"{"a": "\\", "b": [[1]]}"#, 2).is_err());
         assert!(check_nesting(b"[[]]", 2).is_ok());
         assert!(check_nesting(b"[[[]]]", 2).is_err());
-    }
-}
-
-/// `POST /tree`: reads the body (415, 413 as for every route, with the tree's own size limit),
-/// takes one of the evaluation slots (503 when all are busy) and evaluates off the async
-/// threads, since a 100,000-node tree with a trace takes tens of milliseconds.
-pub async fn evaluate(
-    axum::extract::State(state): axum::extract::State<super::AppState>,
-    request: axum::extract::Request,
-) -> super::ApiResult<axum::Json<TreeResponse>> {
-    let body = super::json::read_json_body(request, state.config.tree_max_body_bytes).await?;
-    let permit = std::sync::Arc::clone(&state.tree_slots)
-        .try_acquire_owned()
-        .map_err(|_| super::ApiError::Overloaded {
-            retry_after: std::time::Duration::from_secs(1),
-        })?;
-    let answer = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        evaluate_tree_body(&body)
-    })
-    .await
-    .map_err(|error| super::ApiError::Internal(format!("tree evaluation failed: {error}")))?;
-    Ok(axum::Json(answer?))
-}
-
-impl From<TreeRequestError> for super::ApiError {
-    fn from(error: TreeRequestError) -> Self {
-        // Without a pointer, a malformed body is wrong as a whole; an invalid one, in its tree.
-        match error {
-            TreeRequestError::Malformed { message, pointer } => {
-                super::ApiError::bad_request(pointer.unwrap_or_default(), message)
-            }
-            TreeRequestError::Invalid { message, pointer } => {
-                super::ApiError::unplayable(pointer.unwrap_or_else(|| "/tree".into()), message)
-            }
-        }
     }
 }
