@@ -30,12 +30,12 @@ pub const MAX_JSON_DEPTH: usize = 2 * MAX_DEPTH + 2;
 #[serde(deny_unknown_fields)]
 pub struct TreeRequest {
     pub tree: TreeInput,
-    /// Who moves at the root; `max` when absent.
+    /// Who moves at the root; `max` when absent (null is refused, as for every field).
     #[serde(default)]
-    pub root: Option<RootPlayer>,
+    pub root: RootPlayer,
     /// Whether to include alpha-beta's visit order.
     #[serde(default)]
-    pub trace: Option<bool>,
+    pub trace: bool,
 }
 
 /// A tree as JSON nodes or as bracket text (`"[A, [B, (E,3), (F,12)], [C, (H,2)]]"`).
@@ -309,8 +309,8 @@ pub fn evaluate_tree_request(request: TreeRequest) -> Result<TreeResponse, TreeR
         })?,
         TreeInput::Node(root) => build_json_tree(root)?,
     };
-    let root = Player::from(request.root.unwrap_or_default());
-    let eval = tree::evaluate(&tree, root, request.trace.unwrap_or(false));
+    let root = Player::from(request.root);
+    let eval = tree::evaluate(&tree, root, request.trace);
     Ok(TreeResponse::new(&tree, &eval))
 }
 

@@ -422,16 +422,24 @@ impl<'t, G: Game> Searcher<'t, G> {
         self.pv_len[ply] = child_len + 1;
     }
 
+    /// The score of a finished game at `ply` (a loss for the side to move, or a draw).
+    #[inline]
+    fn terminal_score(&self, ply: usize) -> Option<Score> {
+        match self.pos.status() {
+            Status::Lost => Some(-(WIN - ply as Score)),
+            Status::Draw => Some(0),
+            Status::Ongoing => None,
+        }
+    }
+
     /// Plain negamax minimax: no pruning, no table, no hooks. Counts every node it visits.
     fn minimax(&mut self, depth: i32, ply: usize) -> Score {
         if !self.visit() {
             return 0;
         }
         self.pv_len[ply] = 0;
-        match self.pos.status() {
-            Status::Lost => return -(WIN - ply as Score),
-            Status::Draw => return 0,
-            Status::Ongoing => {}
+        if let Some(score) = self.terminal_score(ply) {
+            return score;
         }
         if depth <= 0 || ply >= MAX_PLY - 1 {
             return self.pos.evaluate();
@@ -466,10 +474,8 @@ impl<'t, G: Game> Searcher<'t, G> {
         self.pv_len[ply] = 0;
 
         // Step 2. Game over, or a win on the very next move.
-        match self.pos.status() {
-            Status::Lost => return -(WIN - ply as Score),
-            Status::Draw => return 0,
-            Status::Ongoing => {}
+        if let Some(score) = self.terminal_score(ply) {
+            return score;
         }
         if let Some(mv) = self.pos.immediate_win() {
             self.pv[ply][0] = mv;
