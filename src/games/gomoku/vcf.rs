@@ -24,6 +24,20 @@ const TABLE_SLOTS: usize = 1 << 16;
 /// Nodes between two reads of the clock.
 const CHECK_INTERVAL: u64 = 256;
 
+/// Whether a threat search (VCF or VCT) that has visited `nodes` must stop: at its node limit,
+/// or, polled every [`CHECK_INTERVAL`] nodes, at the deadline or on cancellation.
+pub(super) fn must_stop(
+    nodes: u64,
+    node_limit: u64,
+    deadline: Option<Instant>,
+    cancel: Option<&CancelFlag>,
+) -> bool {
+    nodes >= node_limit
+        || (nodes % CHECK_INTERVAL == 0
+            && (deadline.is_some_and(|d| Instant::now() >= d)
+                || cancel.is_some_and(CancelFlag::is_cancelled)))
+}
+
 /// What may stop a VCF search before it finishes.
 #[derive(Clone, Debug)]
 pub struct VcfLimits {
@@ -108,15 +122,12 @@ impl Vcf {
 
     fn check_limits(&mut self, limits: &VcfLimits) -> bool {
         self.nodes += 1;
-        if self.nodes >= self.node_limit {
-            self.stopped = true;
-        }
-        if self.nodes % CHECK_INTERVAL == 0
-            && (limits.deadline.is_some_and(|d| Instant::now() >= d)
-                || limits.cancel.as_ref().is_some_and(CancelFlag::is_cancelled))
-        {
-            self.stopped = true;
-        }
+        self.stopped |= must_stop(
+            self.nodes,
+            self.node_limit,
+            limits.deadline,
+            limits.cancel.as_ref(),
+        );
         !self.stopped
     }
 

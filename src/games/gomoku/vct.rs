@@ -21,7 +21,6 @@ const TABLE_SLOTS: usize = 1 << 16;
 const MAX_THREES: usize = 12;
 /// Deepest VCT (attacker moves).
 pub const MAX_THREATS: u32 = 12;
-const CHECK_INTERVAL: u64 = 256;
 
 /// What may stop a VCT search.
 #[derive(Clone, Debug)]
@@ -89,15 +88,12 @@ impl Vct {
 
     fn check_limits(&mut self, limits: &VctLimits) -> bool {
         self.nodes += 1;
-        if self.nodes >= self.node_limit {
-            self.stopped = true;
-        }
-        if self.nodes % CHECK_INTERVAL == 0
-            && (limits.deadline.is_some_and(|d| Instant::now() >= d)
-                || limits.cancel.as_ref().is_some_and(CancelFlag::is_cancelled))
-        {
-            self.stopped = true;
-        }
+        self.stopped |= super::vcf::must_stop(
+            self.nodes,
+            self.node_limit,
+            limits.deadline,
+            limits.cancel.as_ref(),
+        );
         !self.stopped
     }
 
