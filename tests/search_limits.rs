@@ -136,3 +136,27 @@ fn a_warm_table_makes_a_repeated_solve_cheaper() {
     );
     assert!(warm.table.hits > 0);
 }
+
+#[test]
+fn analysis_reports_a_proven_win_before_every_move_is_proven() {
+    let table = TranspositionTable::with_megabytes(1);
+    let mut position = TicTacToe::new();
+    for mv in [0, 3, 1, 4] {
+        position.make(kibitz::engine::Move(mv));
+    }
+    let options = SearchOptions {
+        analysis: true,
+        ..Default::default()
+    };
+    let report = search(&position, &SearchLimits::with_depth(1), options, &table);
+    assert_eq!(
+        report.stop_reason,
+        StopReason::Depth,
+        "the other moves are not proven at depth 1"
+    );
+    let proof = report.proof.expect("a win in one is proven at depth 1");
+    assert_eq!(
+        (proof.outcome, proof.plies_to_end),
+        (kibitz::engine::Outcome::Win, 1)
+    );
+}

@@ -236,6 +236,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                     best = *better;
                     report.best_move = Some(best.mv);
                     report.score = best.score;
+                    report.proof = Proof::from_decisive(best.score);
                     report.pv = vec![best.mv];
                 }
                 report.stop_reason = self.stopped.unwrap_or(StopReason::Time);
@@ -273,8 +274,10 @@ impl<'t, G: Game> Searcher<'t, G> {
             } else {
                 exact || is_decisive(best.score)
             };
+            // The position's own result is known as soon as its best score is; analysis goes
+            // on to prove the other moves' scores too.
+            report.proof = self.proof_of(best.score, depth, exact_depth);
             if proven {
-                report.proof = self.proof_of(best.score, depth, exact_depth);
                 report.stop_reason = StopReason::Proven;
                 break;
             }
