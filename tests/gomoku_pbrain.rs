@@ -2,8 +2,8 @@
 
 use kibitz::games::gomoku::pbrain::run_pbrain;
 
-/// Runs a whole session and returns the output lines.
-fn converse(input: &str) -> Vec<String> {
+/// Runs a whole session and returns the output lines, `MESSAGE` lines included.
+fn converse_verbose(input: &str) -> Vec<String> {
     let mut output = Vec::new();
     run_pbrain(input.as_bytes(), &mut output).expect("session");
     String::from_utf8(output)
@@ -11,6 +11,23 @@ fn converse(input: &str) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
+}
+
+/// Runs a whole session and returns the answers (without the informative `MESSAGE` lines).
+fn converse(input: &str) -> Vec<String> {
+    converse_verbose(input)
+        .into_iter()
+        .filter(|line| !line.starts_with("MESSAGE"))
+        .collect()
+}
+
+#[test]
+fn every_move_is_preceded_by_a_message_with_the_search_figures() {
+    let out = converse_verbose("START 15\nINFO timeout_turn 50\nTURN 7,7\nEND\n");
+    assert_eq!(out.len(), 3, "{out:?}");
+    assert!(out[1].starts_with("MESSAGE depth "), "{out:?}");
+    assert!(out[1].contains(" nodes ") && out[1].contains(" pv "), "{out:?}");
+    assert!(!out[2].starts_with("MESSAGE"));
 }
 
 fn parse_move(line: &str) -> (usize, usize) {

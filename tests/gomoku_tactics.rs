@@ -102,6 +102,34 @@ fn a_four_of_the_opponent_is_blocked() {
 }
 
 #[test]
+fn facing_an_open_four_on_a_big_board_the_loss_is_proven_and_one_end_blocked() {
+    // O to move; X's open four has two completion cells, so any block loses in two plies. On
+    // 15x15 the main search is selective: its loss must still be confirmed and reported.
+    let p = position(&[
+        "...............",
+        "...............",
+        "...............",
+        "...............",
+        "...............",
+        "....XXXX.......",
+        "...............",
+        "...O.O.........",
+        "...............",
+        "......O........",
+        "...............",
+        "...............",
+        "...............",
+        "...............",
+        "...............",
+    ]);
+    let report = think(&p);
+    assert!([at(&p, 5, 3), at(&p, 5, 8)].contains(&report.best_move.unwrap()));
+    let proof = report.proof.expect("a proven loss");
+    assert_eq!((proof.outcome, proof.plies_to_end), (Outcome::Loss, 2));
+    assert_eq!(report.score, -(kibitz::engine::WIN - 2));
+}
+
+#[test]
 fn an_open_three_becomes_an_open_four_and_wins_in_three_plies() {
     let p = position(&[
         "...............",

@@ -165,4 +165,13 @@ pub trait Game: Clone + Send + Sync + 'static {
     fn move_order_hint(&self, _mv: Move) -> i32 {
         0
     }
+
+    /// Late-move reduction: how many plies shallower to try `mv`, the `move_number`-th move
+    /// searched here (0 = first) with `depth` plies left. A reduced move that beats alpha is
+    /// searched again at full depth, but one that fails low is believed, so any reduction makes
+    /// the search inexact: only games that already give up exactness (a selective view) may
+    /// return more than 0. Never asked at the root or when the mover must answer a threat.
+    fn reduction(&self, _mv: Move, _move_number: usize, _depth: i32) -> i32 {
+        0
+    }
 }

@@ -545,15 +545,24 @@ impl<'t, G: Game> Searcher<'t, G> {
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = Move::NONE;
+        let may_reduce = !self.pos.must_answer_threat();
         for i in 0..moves.len() {
             pick_best(&mut moves, &mut keys, i);
             let mv = moves[i];
+            let reduction = if may_reduce && i > 0 {
+                self.pos.reduction(mv, i, depth).clamp(0, (depth - 1).max(0))
+            } else {
+                0
+            };
             self.pos.make(mv);
             let mut score;
             if i == 0 {
                 score = -self.negamax(depth - 1, ply + 1, -beta, -alpha);
             } else {
-                score = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha);
+                score = -self.negamax(depth - 1 - reduction, ply + 1, -alpha - 1, -alpha);
+                if reduction > 0 && score > alpha && self.stopped.is_none() {
+                    score = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha);
+                }
                 if score > alpha && score < beta && self.stopped.is_none() {
                     score = -self.negamax(depth - 1, ply + 1, -beta, -alpha);
                 }

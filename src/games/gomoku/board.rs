@@ -5,12 +5,14 @@
 //! `i` of the line at bit `i + OFFSET`, so the segment of `2H + 1` cells around any cell is one
 //! shift and mask away, with off-board cells reading as blocked. Placing or removing a stone
 //! refreshes the patterns of the empty cells within `H` of it along its four lines and nothing
-//! else, keeping per-side counts of each pattern level and a running potential sum (the
-//! evaluation) in step. Nothing here allocates after construction.
+//! else, keeping per-side counts of each pattern level and of each cell shape (the evaluation's
+//! features) in step. Nothing here allocates after construction.
 
 use std::sync::Arc;
 
-use super::patterns::{FIVE, FOUR, LEVELS, NONE, OPEN_FOUR, OPEN_THREE, PatternFn};
+use super::patterns::{
+    FIVE, FOUR, LEVELS, NONE, OPEN_FOUR, OPEN_THREE, OPEN_TWO, PatternFn, THREE,
+};
 use super::{GomokuRules, Overline};
 use crate::engine::Side;
 
@@ -20,34 +22,50 @@ const OFFSET: u32 = 32;
 /// Row and column steps of the four directions: horizontal, vertical, diagonal, anti-diagonal.
 pub const DIRECTIONS: [(i32, i32); 4] = [(0, 1), (1, 0), (1, 1), (1, -1)];
 
-/// Potential of one (empty cell, direction) pattern, by level: what the evaluation sums.
-pub const LEVEL_WEIGHT: [i32; LEVELS] = [0, 2, 6, 10, 30, 40, 150, 400];
-
-/// Double-threat classes of a cell for one side: what one stone there would make across its
-/// four lines. Index into `combo_count` and `COMBO_WEIGHT`.
+/// Shape classes of a cell for one side: what one stone there would make across its four lines
+/// together (a "pattern4"). Index into `combo_count`. The first three are double threats.
 pub const DOUBLE_THREE: usize = 1;
 pub const FOUR_THREE: usize = 2;
 /// An open four or two fours at once: a win unless the opponent has fives of its own.
 pub const DOUBLE_FOUR: usize = 3;
+/// A four plus a developing shape (a three or an open two) on another line.
+pub const FOUR_PLUS: usize = 4;
+/// An open three plus a developing shape on another line.
+pub const THREE_PLUS: usize = 5;
+/// A closed three plus an open two on another line.
+pub const THREE_TWO: usize = 6;
+/// Two open twos at once.
+pub const DOUBLE_TWO: usize = 7;
+/// Number of shape classes (0 = nothing special).
+pub const COMBO_CLASSES: usize = 8;
 
-/// Potential added for a cell offering a double threat, by class.
-pub const COMBO_WEIGHT: [i32; 4] = [0, 200, 500, 1_000];
-
-/// The double-threat class of the four levels `levels` (one side, one cell).
+/// The shape class of the four levels `levels` (one side, one cell).
 #[inline]
 fn combo_class(levels: &[u8]) -> usize {
-    let (mut fours, mut threes, mut open_four) = (0, 0, false);
+    let (mut fours, mut open_threes, mut threes, mut open_twos) = (0, 0, 0, 0);
+    let mut open_four = false;
     for &level in levels {
         fours += u32::from(level >= FOUR);
-        threes += u32::from(level == OPEN_THREE);
+        open_threes += u32::from(level == OPEN_THREE);
+        threes += u32::from(level == THREE);
+        open_twos += u32::from(level == OPEN_TWO);
         open_four |= level >= OPEN_FOUR;
     }
+    let developing = threes + open_twos;
     if open_four || fours >= 2 {
         DOUBLE_FOUR
-    } else if fours == 1 && threes >= 1 {
+    } else if fours == 1 && open_threes >= 1 {
         FOUR_THREE
-    } else if threes >= 2 {
+    } else if open_threes >= 2 {
         DOUBLE_THREE
+    } else if fours == 1 && developing >= 1 {
+        FOUR_PLUS
+    } else if open_threes == 1 && developing >= 1 {
+        THREE_PLUS
+    } else if threes >= 1 && open_twos >= 1 {
+        THREE_TWO
+    } else if open_twos >= 2 {
+        DOUBLE_TWO
     } else {
         0
     }
@@ -156,13 +174,10 @@ pub struct Board {
     pub near: Vec<u8>,
     /// Per side and level: how many (empty cell, direction) pairs have that pattern.
     pub level_count: [[u32; LEVELS]; 2],
-    /// Per side: sum of `LEVEL_WEIGHT` over its patterns plus `COMBO_WEIGHT` over its cells
-    /// (the evaluation's raw material).
-    pub potential: [i32; 2],
-    /// Per cell and side: the double-threat class (0 for none or an occupied cell).
+    /// Per cell and side: the shape class (0 for none or an occupied cell).
     pub combo: Vec<[u8; 2]>,
-    /// Per side and class: how many empty cells offer that double threat.
-    pub combo_count: [[u32; 4]; 2],
+    /// Per side and class: how many empty cells offer that shape.
+    pub combo_count: [[u32; COMBO_CLASSES]; 2],
     /// Zobrist hash of the stones only (the side to move is added by the game).
     pub stone_hash: u64,
     pub stones: u32,
@@ -178,9 +193,8 @@ impl Board {
             pattern: vec![[NONE; 8]; n],
             near: vec![0; n],
             combo: vec![[0; 2]; n],
-            combo_count: [[0; 4]; 2],
+            combo_count: [[0; COMBO_CLASSES]; 2],
             level_count: [[0; LEVELS]; 2],
-            potential: [0; 2],
             stone_hash: geo.salt,
             stones: 0,
             geo,
@@ -201,8 +215,7 @@ impl Board {
     /// Recomputes all patterns and counters from the stones alone.
     pub fn refresh_all(&mut self) {
         self.level_count = [[0; LEVELS]; 2];
-        self.potential = [0; 2];
-        self.combo_count = [[0; 4]; 2];
+        self.combo_count = [[0; COMBO_CLASSES]; 2];
         for cell in 0..self.cells.len() {
             self.pattern[cell] = [NONE; 8];
             self.combo[cell] = [0; 2];
@@ -243,14 +256,12 @@ impl Board {
             *slot = level;
             self.level_count[side][old as usize] -= 1;
             self.level_count[side][level as usize] += 1;
-            self.potential[side] += LEVEL_WEIGHT[level as usize] - LEVEL_WEIGHT[old as usize];
             let class = combo_class(&self.pattern[cell][side * 4..side * 4 + 4]);
             let old_class = self.combo[cell][side] as usize;
             if class != old_class {
                 self.combo[cell][side] = class as u8;
                 self.combo_count[side][old_class] -= 1;
                 self.combo_count[side][class] += 1;
-                self.potential[side] += COMBO_WEIGHT[class] - COMBO_WEIGHT[old_class];
             }
         }
     }

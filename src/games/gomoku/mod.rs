@@ -16,6 +16,7 @@
 //! - [`pbrain`]: the piskvork engine protocol over stdin/stdout.
 
 pub mod board;
+pub mod eval;
 pub mod patterns;
 pub mod pbrain;
 pub mod selective;
@@ -32,7 +33,7 @@ use crate::engine::{
 };
 
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
-use board::{Board, Geometry, SIDE_KEY};
+use board::{Board, COMBO_CLASSES, Geometry, SIDE_KEY};
 use patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
 
 /// Smallest and largest board side.
@@ -113,6 +114,10 @@ impl fmt::Debug for Gomoku {
 /// opponent (defence, i.e. what playing there blocks).
 const ATTACK: [i32; 8] = [0, 2, 6, 10, 40, 60, 2_000, 100_000];
 const DEFENCE: [i32; 8] = [0, 1, 4, 6, 30, 40, 800, 50_000];
+/// Ordering weights of a cell by the shape class (`board::DOUBLE_THREE` ... `DOUBLE_TWO`) it
+/// makes for the mover and for the opponent.
+const SHAPE_ATTACK: [i32; COMBO_CLASSES] = [0, 500, 1_200, 1_500, 80, 120, 20, 20];
+const SHAPE_DEFENCE: [i32; COMBO_CLASSES] = [0, 350, 900, 1_000, 50, 80, 10, 10];
 
 impl Gomoku {
     /// The empty board of `rows` x `cols` under `rules`, X to move.
@@ -197,7 +202,6 @@ impl Gomoku {
         fresh.board.refresh_all();
         fresh.board.pattern == self.board.pattern
             && fresh.board.level_count == self.board.level_count
-            && fresh.board.potential == self.board.potential
             && fresh.board.combo == self.board.combo
             && fresh.board.combo_count == self.board.combo_count
     }
@@ -328,11 +332,10 @@ impl Game for Gomoku {
         }
     }
 
-    /// Pattern potential of the mover (with a tempo bonus) minus the opponent's, plus threats.
+    /// The linear evaluation of pattern and shape counts ([`eval`]) plus threats.
     fn evaluate(&self) -> Score {
         let me = self.to_move.index();
-        let p = &self.board.potential;
-        let raw = p[me] + p[me] / 4 - p[1 - me] + self.threat_bonus();
+        let raw = eval::linear(&self.board, me, &eval::WEIGHTS) + self.threat_bonus();
         raw.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1)
     }
 
@@ -386,37 +389,27 @@ impl Game for Gomoku {
         self.first_five_cell(self.to_move).map(|c| Move(c as u16))
     }
 
-    /// A four (five threat) or an open three (open-four threat) of the opponent: both must be
-    /// answered at once, and the threat rules keep the answers few.
+    /// A four of the opponent (a five threat): the answer is forced, one or two blocks. An open
+    /// three must be answered too, but with many moves (every counter-four, the line's cells);
+    /// extending those past the horizon lets mutual threes blow a depth-4 search up a
+    /// hundredfold, so the evaluation judges them instead (`threat_bonus`).
     fn must_answer_threat(&self) -> bool {
         let opp = &self.board.level_count[1 - self.to_move.index()];
-        !self.five_made && (opp[FIVE as usize] > 0 || opp[OPEN_FOUR as usize] > 0)
+        !self.five_made && opp[FIVE as usize] > 0
     }
 
     fn move_order_hint(&self, mv: Move) -> i32 {
         let cell = mv.index();
         let me = self.to_move.index();
         let pat = &self.board.pattern[cell];
-        let mut attack = 0;
-        let mut defence = 0;
-        let mut my_fours = 0;
-        let mut my_threes = 0;
+        let mut score = 0;
         for d in 0..4 {
-            let mine = pat[me * 4 + d];
-            let theirs = pat[(1 - me) * 4 + d];
-            attack += ATTACK[mine as usize];
-            defence += DEFENCE[theirs as usize];
-            my_fours += i32::from(mine >= FOUR);
-            my_threes += i32::from(mine == OPEN_THREE);
+            score += ATTACK[pat[me * 4 + d] as usize] + DEFENCE[pat[(1 - me) * 4 + d] as usize];
         }
-        // Double threats (four-four, four-three, three-three) outrank single ones.
-        let combo = match (my_fours, my_threes) {
-            (f, _) if f >= 2 => 1_500,
-            (1, t) if t >= 1 => 1_200,
-            (0, t) if t >= 2 => 500,
-            _ => 0,
-        };
-        attack + defence + combo
+        // Shapes across lines (double threats first) outrank single-line ones; taking the cell
+        // of the opponent's double threat comes just after making one of our own.
+        let shapes = self.board.combo[cell];
+        score + SHAPE_ATTACK[shapes[me] as usize] + SHAPE_DEFENCE[shapes[1 - me] as usize]
     }
 }
 
@@ -561,10 +554,21 @@ impl BoardGame for Gomoku {
                 table,
             );
             // A selective search may miss the move that refutes a "forced" line: its decisive
-            // scores are strong hints, not proofs.
-            if report.proof.take().is_some() {
-                report.score = report.score.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1);
-                report.stop_reason = StopReason::Depth;
+            // scores are strong hints, not proofs, until the exact search confirms them.
+            if let Some(claim) = report.proof.take() {
+                match self.confirm(claim, &engine_limits, options, table) {
+                    Some(exact) => {
+                        report.nodes += exact.nodes;
+                        report.score = exact.score;
+                        report.proof = exact.proof;
+                        report.best_move = exact.best_move;
+                        report.pv = exact.pv;
+                    }
+                    None => {
+                        report.score = report.score.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1);
+                        report.stop_reason = StopReason::Depth;
+                    }
+                }
             }
             report
         } else {
@@ -653,6 +657,37 @@ const ROOT_VCT_NODES: u64 = 40_000;
 const DEFENCE_VCT_DEPTH: u32 = 5;
 
 impl Gomoku {
+    /// Re-searches a decisive result of the selective search exactly (every candidate move, to
+    /// the claimed length, with what is left of the time), and returns the exact report when it
+    /// proves the same outcome. Short forced lines, the ones worth reporting, confirm in
+    /// microseconds; long ones usually run out of time and stay unproven.
+    fn confirm(
+        &self,
+        claim: Proof,
+        limits: &SearchLimits,
+        options: SearchOptions,
+        table: &TranspositionTable,
+    ) -> Option<SearchReport> {
+        let mut exact_limits = limits.clone();
+        exact_limits.max_depth = Some(claim.plies_to_end);
+        let exact = search(self, &exact_limits, options, table);
+        exact
+            .proof
+            .is_some_and(|p| p.outcome == claim.outcome)
+            .then_some(exact)
+    }
+
+    /// Whether `cell` makes or stops a threat: an open three or more for the mover, a four for
+    /// the opponent, or a double threat of either side. Such moves are never reduced.
+    fn is_tactical(&self, cell: usize) -> bool {
+        let me = self.to_move.index();
+        self.board.best_level(cell, me) >= OPEN_THREE
+            || self.board.best_level(cell, 1 - me) >= FOUR
+            || self.board.combo[cell]
+                .iter()
+                .any(|&class| (1..=board::DOUBLE_FOUR).contains(&(class as usize)))
+    }
+
     /// After our `mv`: the opponent's five, VCF or short VCT, if it has one.
     fn opponent_threat_after(&self, mv: Move, check: &mut ThreatCheck) -> Threat {
         let mut after = self.clone();

@@ -12,7 +12,9 @@ use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use super::{Gomoku, GomokuRules, Overline};
-use crate::engine::{Game, Move, SearchLimits, SearchOptions, Side, TranspositionTable};
+use crate::engine::{
+    Game, Move, SearchLimits, SearchOptions, SearchReport, Side, TranspositionTable,
+};
 use crate::games::BoardGame;
 
 /// Budget used when the manager sends no time information (ms).
@@ -39,10 +41,37 @@ pub fn choose_move(
     budget: Duration,
     table: &TranspositionTable,
 ) -> Option<Move> {
+    think(position, budget, table).best_move
+}
+
+fn think(position: &Gomoku, budget: Duration, table: &TranspositionTable) -> SearchReport {
     let limits = SearchLimits::with_budget(budget);
-    position
-        .think(&limits, SearchOptions::default(), table)
-        .best_move
+    position.think(&limits, SearchOptions::default(), table)
+}
+
+/// The `MESSAGE` line a manager shows beside the move: depth, score, nodes, time and the line.
+fn message(position: &Gomoku, report: &SearchReport) -> String {
+    let pv: Vec<String> = report
+        .pv
+        .iter()
+        .map(|&mv| {
+            let cell = position.cell_of(mv);
+            format!("{},{}", cell.col, cell.row)
+        })
+        .collect();
+    let outcome = match report.proof {
+        Some(proof) => format!(" {:?} in {}", proof.outcome, proof.plies_to_end),
+        None => String::new(),
+    };
+    format!(
+        "MESSAGE depth {} score {}{} nodes {} time {} ms pv {}",
+        report.depth,
+        report.score,
+        outcome,
+        report.nodes,
+        report.elapsed.as_millis(),
+        pv.join(" ")
+    )
 }
 
 impl Session {
@@ -93,11 +122,13 @@ impl Session {
         let Some(position) = self.position.as_mut() else {
             return "ERROR no game started (send START first)".into();
         };
-        match choose_move(position, budget, &self.table) {
+        let report = think(position, budget, &self.table);
+        match report.best_move {
             Some(mv) => {
+                let message = message(position, &report);
                 position.make(mv);
                 let cell = position.cell_of(mv);
-                format!("{},{}", cell.col, cell.row)
+                format!("{message}\n{},{}", cell.col, cell.row)
             }
             None => "ERROR the game is over".into(),
         }

@@ -78,6 +78,16 @@ impl Game for Selective {
     fn move_order_hint(&self, mv: Move) -> i32 {
         self.position.move_order_hint(mv)
     }
+    /// Quiet late moves are searched one ply shallower, two when later still and deep enough.
+    fn reduction(&self, mv: Move, move_number: usize, depth: i32) -> i32 {
+        if depth < 3 || move_number < 2 || self.position.is_tactical(mv.index()) {
+            0
+        } else if move_number >= 5 && depth >= 5 {
+            2
+        } else {
+            1
+        }
+    }
 
     fn search_moves(&self, out: &mut Vec<Move>) {
         self.position.search_moves(out);
