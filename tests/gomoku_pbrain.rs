@@ -26,7 +26,10 @@ fn every_move_is_preceded_by_a_message_with_the_search_figures() {
     let out = converse_verbose("START 15\nINFO timeout_turn 50\nTURN 7,7\nEND\n");
     assert_eq!(out.len(), 3, "{out:?}");
     assert!(out[1].starts_with("MESSAGE depth "), "{out:?}");
-    assert!(out[1].contains(" nodes ") && out[1].contains(" pv "), "{out:?}");
+    assert!(
+        out[1].contains(" nodes ") && out[1].contains(" pv "),
+        "{out:?}"
+    );
     assert!(!out[2].starts_with("MESSAGE"));
 }
 

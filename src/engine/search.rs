@@ -550,7 +550,9 @@ impl<'t, G: Game> Searcher<'t, G> {
             pick_best(&mut moves, &mut keys, i);
             let mv = moves[i];
             let reduction = if may_reduce && i > 0 {
-                self.pos.reduction(mv, i, depth).clamp(0, (depth - 1).max(0))
+                self.pos
+                    .reduction(mv, i, depth)
+                    .clamp(0, (depth - 1).max(0))
             } else {
                 0
             };
