@@ -39,20 +39,22 @@ pub const DOUBLE_TWO: usize = 7;
 /// Number of shape classes (0 = nothing special).
 pub const COMBO_CLASSES: usize = 8;
 
-/// The shape class of the four levels `levels` (one side, one cell).
-#[inline]
-fn combo_class(levels: &[u8]) -> usize {
+/// The shape class of four levels packed three bits each (one side, one cell).
+const fn shape_of(key: usize) -> u8 {
     let (mut fours, mut open_threes, mut threes, mut open_twos) = (0, 0, 0, 0);
     let mut open_four = false;
-    for &level in levels {
-        fours += u32::from(level >= FOUR);
-        open_threes += u32::from(level == OPEN_THREE);
-        threes += u32::from(level == THREE);
-        open_twos += u32::from(level == OPEN_TWO);
+    let mut d = 0;
+    while d < 4 {
+        let level = ((key >> (3 * d)) & 7) as u8;
+        fours += (level >= FOUR) as u32;
+        open_threes += (level == OPEN_THREE) as u32;
+        threes += (level == THREE) as u32;
+        open_twos += (level == OPEN_TWO) as u32;
         open_four |= level >= OPEN_FOUR;
+        d += 1;
     }
     let developing = threes + open_twos;
-    if open_four || fours >= 2 {
+    let class = if open_four || fours >= 2 {
         DOUBLE_FOUR
     } else if fours == 1 && open_threes >= 1 {
         FOUR_THREE
@@ -68,7 +70,29 @@ fn combo_class(levels: &[u8]) -> usize {
         DOUBLE_TWO
     } else {
         0
+    };
+    class as u8
+}
+
+/// `shape_of` for every packed key: the class is looked up on every pattern change.
+static SHAPES: [u8; 1 << 12] = {
+    let mut table = [0u8; 1 << 12];
+    let mut key = 0;
+    while key < table.len() {
+        table[key] = shape_of(key);
+        key += 1;
     }
+    table
+};
+
+/// The shape class of the four levels `levels` (one side, one cell).
+#[inline]
+fn combo_class(levels: &[u8]) -> usize {
+    let key = levels[0] as usize
+        | (levels[1] as usize) << 3
+        | (levels[2] as usize) << 6
+        | (levels[3] as usize) << 9;
+    SHAPES[key] as usize
 }
 
 /// What never changes during a game: sizes, the rules and which line each cell lies on.
@@ -270,7 +294,7 @@ impl Board {
     #[inline]
     fn refresh(&mut self, cell: usize, dir: usize) {
         let (line, pos) = self.geo.line_of[cell][dir];
-        let h = self.geo.patterns.k;
+        let h = self.geo.patterns.h;
         let shift = pos as u32 + OFFSET - h;
         let seg_mask = (1u64 << (2 * h + 1)) - 1;
         let stones = self.lines[line as usize];
@@ -309,7 +333,7 @@ impl Board {
 
     /// Refreshes the empty cells within `H` of `cell` on its four lines.
     fn refresh_around(&mut self, cell: usize) {
-        let h = self.geo.patterns.k as i32;
+        let h = self.geo.patterns.h as i32;
         for d in 0..4 {
             let (line, pos) = self.geo.line_of[cell][d];
             let len = self.geo.line_cells[line as usize].len() as i32;

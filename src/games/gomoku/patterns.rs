@@ -1,10 +1,12 @@
 //! Line patterns: what a stone placed on an empty cell would make along one direction.
 //!
-//! The key idea: a cell's pattern in one direction depends only on the `H = k` cells on each
-//! side of it on that line (k = the win length; `k` and not `k - 1` so that the exactly-five rule
-//! can see the cell just past a window). So a pattern is a pure function of two small bit masks,
-//! own stones and blocked cells (opponent stones or off-board) of that segment. For k <= 5 the
-//! function is tabulated once per rule set (2^20 bytes, built by dynamic programming over
+//! The key idea: a cell's pattern in one direction depends only on the `H` cells on each side of
+//! it on that line ([`reach`]: `k - 1` in free-style, where every window through the cell lies
+//! within them; `k` under the exactly-five rule, which must also see the cell just past a
+//! window). So a pattern is a pure function of two small bit masks, own stones and blocked cells
+//! (opponent stones or off-board) of that segment. For k <= 5 the function is tabulated once per
+//! rule set (2^16 bytes for free-style five, which stays in cache; 2^20 for exactly five; built
+//! by dynamic programming over
 //! segments with more stones first); k = 6 computes it directly, and longer lines (k >= 7) only
 //! tell fives and fours apart, which keeps a move cheap on 25x25. The board keeps one pattern per
 //! (empty cell, side, direction) and refreshes only the cells within `H` of a changed cell,
@@ -39,6 +41,14 @@ const MAX_TABULATED_K: u32 = 5;
 /// Largest win length whose untabulated patterns include threes and twos.
 const MAX_FULL_DIRECT_K: u32 = 6;
 
+/// How many cells on each side of a cell its patterns depend on (`H`).
+pub const fn reach(k: u32, overline: Overline) -> u32 {
+    match overline {
+        Overline::Win => k - 1,
+        Overline::NoWin => k,
+    }
+}
+
 /// Classifies one segment: `own` and `free` are `2H + 1`-bit masks with the centre (bit `H`)
 /// already holding the placed stone. `sub` gives the level of the segment with one more own
 /// stone; the mapping below only needs it to tell fours from threes.
@@ -49,15 +59,15 @@ fn level_with(
     overline: Overline,
     mut sub: impl FnMut(u64, u64) -> u8,
 ) -> u8 {
-    let h = k;
+    let h = reach(k, overline);
     let window = (1u64 << k) - 1;
     let exact = overline == Overline::NoWin;
     let mut completions = 0u64;
-    // Windows of k cells containing the centre start at bits 1..=k (the segment has 2k + 1 bits).
+    // Windows of k cells containing the centre start at bits h + 1 - k ..= h.
     for start in (h + 1 - k)..=h {
         let mask = window << start;
-        let outside = (1u64 << (start - 1)) | (1u64 << (start + k));
-        if exact && own & outside != 0 {
+        // Under the exactly-five rule h = k, so start >= 1 and the bit before the window exists.
+        if exact && own & ((1u64 << (start - 1)) | (1u64 << (start + k))) != 0 {
             // A stone of ours just past the window would make it an overline.
             continue;
         }
@@ -111,6 +121,8 @@ fn level_direct(own: u64, free: u64, k: u32, overline: Overline, depth: u32) -> 
 #[derive(Clone, Copy, Debug)]
 pub struct PatternFn {
     pub k: u32,
+    /// Cells on each side of a cell that its patterns depend on ([`reach`]).
+    pub h: u32,
     pub overline: Overline,
     table: Option<&'static [u8]>,
 }
@@ -125,7 +137,7 @@ fn table_index(own: u64, blocked: u64, h: u32) -> usize {
 
 fn build_table(k: u32, overline: Overline) -> Vec<u8> {
     const UNKNOWN: u8 = u8::MAX;
-    let h = k;
+    let h = reach(k, overline);
     let bits = 2 * h;
     let mut table = vec![UNKNOWN; 1usize << (2 * bits)];
     let seg_mask = (1u64 << (2 * h + 1)) - 1;
@@ -140,7 +152,7 @@ fn build_table(k: u32, overline: Overline) -> Vec<u8> {
         seg_mask: u64,
     ) -> u8 {
         let blocked = seg_mask & !own & !free;
-        let index = table_index(own, blocked, k);
+        let index = table_index(own, blocked, reach(k, overline));
         if table[index] != UNKNOWN {
             return table[index];
         }
@@ -197,6 +209,7 @@ impl PatternFn {
     pub fn new(k: u32, overline: Overline) -> Self {
         PatternFn {
             k,
+            h: reach(k, overline),
             overline,
             table: table_for(k, overline),
         }
@@ -206,7 +219,7 @@ impl PatternFn {
     /// (centre bit ignored).
     #[inline]
     pub fn level(&self, own: u64, blocked: u64) -> u8 {
-        let h = self.k;
+        let h = self.h;
         let centre = 1u64 << h;
         let own = own & !centre;
         let blocked = blocked & !centre;
@@ -233,10 +246,12 @@ mod tests {
     use super::*;
 
     /// Level of the centre of a text segment of `2k + 1` cells: `x` own, `o` blocked, `.` free,
-    /// the centre must be `.`.
+    /// the centre must be `.`. Cells beyond the rule's reach are dropped from both ends.
     fn level_of(text: &str, k: u32, overline: Overline) -> u8 {
+        let skip = (k - reach(k, overline)) as usize;
         let (mut own, mut blocked) = (0, 0);
-        for (i, ch) in text.chars().enumerate() {
+        let inner = text.chars().skip(skip).take(text.len() - 2 * skip);
+        for (i, ch) in inner.enumerate() {
             match ch {
                 'x' => own |= 1 << i,
                 'o' => blocked |= 1 << i,
@@ -272,10 +287,12 @@ mod tests {
     fn direct_computation_agrees_with_the_table() {
         for overline in [Overline::Win, Overline::NoWin] {
             let table = PatternFn::new(5, overline);
-            let seg_mask = (1u64 << 11) - 1;
-            for code in (0..3u64.pow(10)).step_by(7) {
+            let h = table.h;
+            let width = 2 * h + 1;
+            let seg_mask = (1u64 << width) - 1;
+            for code in (0..3u64.pow(2 * h)).step_by(7) {
                 let (mut own, mut blocked, mut c) = (0u64, 0u64, code);
-                for i in (0..11).filter(|&i| i != 5) {
+                for i in (0..width).filter(|&i| i != h) {
                     match c % 3 {
                         1 => own |= 1 << i,
                         2 => blocked |= 1 << i,
@@ -283,8 +300,8 @@ mod tests {
                     }
                     c /= 3;
                 }
-                let free = seg_mask & !own & !blocked & !(1 << 5);
-                let direct = level_direct(own | 1 << 5, free, 5, overline, 1);
+                let free = seg_mask & !own & !blocked & !(1 << h);
+                let direct = level_direct(own | 1 << h, free, 5, overline, 1);
                 assert_eq!(table.level(own, blocked), direct, "{own:b} {blocked:b}");
             }
         }

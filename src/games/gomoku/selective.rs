@@ -103,9 +103,15 @@ impl Game for Selective {
         if threatened || board.cells.len() <= SELECTIVE_MIN_CELLS || out.len() <= width {
             return;
         }
-        let position = &self.position;
         // Partial selection: the `width` best by hint, in no particular order (the engine orders).
-        out.select_nth_unstable_by_key(width, |&m| std::cmp::Reverse(position.move_order_hint(m)));
-        out.truncate(width);
+        // Each hint is computed once, into a stack buffer (a board has at most 625 cells).
+        let mut scored = [(0i32, Move::NONE); super::MAX_SIDE * super::MAX_SIDE];
+        let scored = &mut scored[..out.len()];
+        for (slot, &mv) in scored.iter_mut().zip(out.iter()) {
+            *slot = (-self.position.move_order_hint(mv), mv);
+        }
+        scored.select_nth_unstable_by_key(width, |&(key, _)| key);
+        out.clear();
+        out.extend(scored[..width].iter().map(|&(_, mv)| mv));
     }
 }
