@@ -463,7 +463,7 @@ impl BoardGame for Gomoku {
     ///
     /// 1. A five now: play it (proven, 1 ply).
     /// 2. A VCF (continuous fours) for the mover, then a VCT (fours and threes, capped at a
-    ///    sixth of the budget): play its first move, proven, with the line's length.
+    ///    quarter of the budget): play its first move, proven, with the line's length.
     /// 3. The engine's iterative deepening with the shared table for most of what is left; on
     ///    boards above 100 cells through the [`selective`] view (quiet nodes search their best
     ///    few moves), whose decisive scores are therefore not reported as proofs.
@@ -517,10 +517,10 @@ impl BoardGame for Gomoku {
                     StopReason::Proven,
                 );
             }
-            // Step 2b. Our own VCT (fours and threes), with up to a sixth of what is left and a
+            // Step 2b. Our own VCT (fours and threes), with up to a quarter of what is left and a
             // node cap: a VCT that exists is usually found fast, and the main search needs the time.
             let vct_limits = vct::VctLimits {
-                deadline: share(6),
+                deadline: share(4),
                 max_nodes: limits
                     .max_nodes
                     .map_or(ROOT_VCT_NODES, |n| (n / 8).min(ROOT_VCT_NODES)),
@@ -651,7 +651,7 @@ struct ThreatCheck {
 }
 
 /// Most nodes the root VCT may visit.
-const ROOT_VCT_NODES: u64 = 40_000;
+const ROOT_VCT_NODES: u64 = 100_000;
 
 /// Threats (attacker moves) the opponent's VCT may use, in the defence check.
 const DEFENCE_VCT_DEPTH: u32 = 5;

@@ -38,6 +38,10 @@ pub struct Vct {
     node_limit: u64,
     stopped: bool,
     failed: Vec<u64>,
+    /// Proven wins: (hash, first move | plies << 16 | threats used << 32), same slots as
+    /// `failed`. A win with d threats is a win with any budget of d or more; without this a
+    /// position reached again through another defence is proven again from scratch.
+    won: Vec<(u64, u64)>,
     buffers: Vec<Vec<(i32, u16)>>,
     /// Per-ply buffers of defender replies.
     replies: Vec<Vec<Move>>,
@@ -51,6 +55,7 @@ impl Vct {
             node_limit: u64::MAX,
             stopped: false,
             failed: vec![0; TABLE_SLOTS],
+            won: vec![(0, 0); TABLE_SLOTS],
             buffers: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
             replies: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
         }
@@ -136,6 +141,11 @@ impl Vct {
         if stored & !0xFF == key & !0xFF && stored & 0xFF >= key & 0xFF {
             return None;
         }
+        let hash = self.pos.hash();
+        let (won_hash, won) = self.won[slot];
+        if won_hash == hash && (won >> 32) as u32 <= depth {
+            return Some((Move(won as u16), (won >> 16) as u16 as u32));
+        }
         let mut moves = std::mem::take(&mut self.buffers[ply]);
         moves.clear();
         for cell in 0..board.cells.len() {
@@ -168,8 +178,13 @@ impl Vct {
             }
         }
         self.buffers[ply] = moves;
-        if found.is_none() && !self.stopped {
-            self.failed[slot] = key;
+        match found {
+            Some((mv, plies)) => {
+                let data = u64::from(mv.0) | u64::from(plies.min(0xFFFF)) << 16;
+                self.won[slot] = (hash, data | u64::from(depth) << 32);
+            }
+            None if !self.stopped => self.failed[slot] = key,
+            None => {}
         }
         found
     }
