@@ -1,7 +1,7 @@
 //! Gomoku (and every m,n,k-game): k in a row on a rectangular board of 5 to 25 cells a side.
 //!
 //! The position ([`Gomoku`]) wraps an incremental [`board::Board`] whose line patterns drive
-//! everything: the evaluation (a running sum of pattern and double-threat potentials), the win
+//! everything: the evaluation (a linear function of pattern and cell-shape counts), the win
 //! test (a cell whose pattern is a five), move ordering (threats made and blocked), the threat
 //! rules that prune the moves worth searching, and the horizon extension of forced answers.
 //! [`Gomoku::think`] runs the threat searches ([`vcf`], [`vct`]) before the generic engine spends
@@ -9,7 +9,8 @@
 //! [`pbrain`] speaks the Gomocup protocol.
 //!
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
-//! - [`board`]: stones, line masks, incremental patterns and hash.
+//! - [`board`]: stones, line masks, incremental patterns, cell shapes and hash.
+//! - [`eval`]: the evaluation's weights (fitted to a strong engine's judgement).
 //! - [`selective`]: the view of a position the main search uses on big boards (best moves only).
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
