@@ -17,6 +17,9 @@ use crate::engine::{CancelFlag, Game, Move, Status};
 
 /// Slots of the failure table (a power of two).
 const TABLE_SLOTS: usize = 1 << 16;
+/// Slots of the win table: wins are stored only along winning lines, far fewer than failures,
+/// and each solver allocates its tables afresh, so this one stays small (256 KiB).
+const WON_SLOTS: usize = 1 << 14;
 /// Attacker threes tried per node, best first (fours are all tried).
 const MAX_THREES: usize = 12;
 /// Deepest VCT (attacker moves).
@@ -38,8 +41,8 @@ pub struct Vct {
     node_limit: u64,
     stopped: bool,
     failed: Vec<u64>,
-    /// Proven wins: (hash, first move | plies << 16 | threats used << 32), same slots as
-    /// `failed`. A win with d threats is a win with any budget of d or more; without this a
+    /// Proven wins: (hash, first move | plies << 16 | threats used << 32), indexed by the
+    /// hash's low bits. A win with d threats is a win with any budget of d or more; without this a
     /// position reached again through another defence is proven again from scratch.
     won: Vec<(u64, u64)>,
     buffers: Vec<Vec<(i32, u16)>>,
@@ -55,7 +58,7 @@ impl Vct {
             node_limit: u64::MAX,
             stopped: false,
             failed: vec![0; TABLE_SLOTS],
-            won: vec![(0, 0); TABLE_SLOTS],
+            won: vec![(0, 0); WON_SLOTS],
             buffers: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
             replies: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
         }
@@ -142,7 +145,8 @@ impl Vct {
             return None;
         }
         let hash = self.pos.hash();
-        let (won_hash, won) = self.won[slot];
+        let won_slot = hash as usize & (WON_SLOTS - 1);
+        let (won_hash, won) = self.won[won_slot];
         if won_hash == hash && (won >> 32) as u32 <= depth {
             return Some((Move(won as u16), (won >> 16) as u16 as u32));
         }
@@ -181,7 +185,7 @@ impl Vct {
         match found {
             Some((mv, plies)) => {
                 let data = u64::from(mv.0) | u64::from(plies.min(0xFFFF)) << 16;
-                self.won[slot] = (hash, data | u64::from(depth) << 32);
+                self.won[won_slot] = (hash, data | u64::from(depth) << 32);
             }
             None if !self.stopped => self.failed[slot] = key,
             None => {}
