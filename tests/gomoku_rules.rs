@@ -2,6 +2,7 @@
 //! the incremental evaluation against a from-scratch one.
 
 use kibitz::engine::{Game, Move, Side, Status};
+use kibitz::games::gomoku::patterns::OPEN_FOUR;
 use kibitz::games::gomoku::{Gomoku, GomokuRules, Overline};
 use kibitz::games::{BoardGame, Grid, PositionError};
 use proptest::prelude::*;
@@ -210,5 +211,41 @@ proptest! {
         }
         prop_assert_eq!((p.hash(), p.evaluate()), (hash, eval));
         prop_assert!(p.patterns_consistent());
+    }
+
+    /// The defence test that reads patterns with a hypothetical stone agrees with placing the
+    /// stone and counting the attacker's open-four chances, on every empty cell.
+    #[test]
+    fn a_defence_against_open_threes_is_exactly_a_cell_that_leaves_no_open_four(
+        size in 7usize..=15,
+        k in 4u32..=6,
+        exact in any::<bool>(),
+        picks in prop::collection::vec(0usize..10_000, 4..40),
+    ) {
+        let overline = if exact { Overline::NoWin } else { Overline::Win };
+        let mut p = Gomoku::new(size, size, rules(k, overline)).unwrap();
+        // Stones placed near the centre make threes often.
+        for pick in picks {
+            let (r, c) = (size / 2 - 3 + pick % 7, size / 2 - 3 + (pick / 7) % 7);
+            let mv = p.move_at(r, c);
+            if p.is_legal(mv) && p.status() == Status::Ongoing {
+                p.make(mv);
+            }
+        }
+        if p.status() == Status::Ongoing {
+            // The attacker is the side that just moved; the defender, to move, tries each cell.
+            let attacker = p.side_to_move().other().index();
+            for cell in 0..size * size {
+                let mv = Move(cell as u16);
+                if !p.is_legal(mv) {
+                    continue;
+                }
+                let predicted = p.board().stops_open_fours(cell, attacker);
+                let mut after = p.clone();
+                after.make(mv);
+                let actual = after.board().level_count[attacker][OPEN_FOUR as usize] == 0;
+                prop_assert_eq!(predicted, actual, "cell {}", cell);
+            }
+        }
     }
 }

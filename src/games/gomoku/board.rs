@@ -290,9 +290,10 @@ impl Board {
         }
     }
 
-    /// Recomputes the patterns of empty `cell` in direction `dir` for both sides.
+    /// The segments of `2H + 1` cells around `cell` in direction `dir`: (first player's stones,
+    /// second player's stones, off-board cells), cell `cell` at bit `H`.
     #[inline]
-    fn refresh(&mut self, cell: usize, dir: usize) {
+    fn segments(&self, cell: usize, dir: usize) -> [u64; 3] {
         let (line, pos) = self.geo.line_of[cell][dir];
         let h = self.geo.patterns.h;
         let shift = pos as u32 + OFFSET - h;
@@ -300,12 +301,54 @@ impl Board {
         let stones = self.lines[line as usize];
         let off = !self.geo.on_board[line as usize];
         let segment = |bits: u128| ((bits >> shift) as u64) & seg_mask;
-        let (x, o, off) = (segment(stones[0]), segment(stones[1]), segment(off));
+        [segment(stones[0]), segment(stones[1]), segment(off)]
+    }
+
+    /// Recomputes the patterns of empty `cell` in direction `dir` for both sides.
+    #[inline]
+    fn refresh(&mut self, cell: usize, dir: usize) {
+        let [x, o, off] = self.segments(cell, dir);
         for side in 0..2 {
             let (own, theirs) = if side == 0 { (x, o) } else { (o, x) };
             let level = self.geo.patterns.level(own, theirs | off);
             self.set_level(cell, side, dir, level);
         }
+    }
+
+    /// Whether a stone of `side`'s opponent on empty `cell` would leave `side` no move that
+    /// makes an open four: the exact test of a defence against an open three. Only the cells
+    /// within `H` of `cell` on its four lines can change, so they are re-read with the extra
+    /// stone instead of placing it (no make/unmake); every other open-four chance must be one
+    /// of them.
+    pub fn stops_open_fours(&self, cell: usize, side: usize) -> bool {
+        let total = self.level_count[side][OPEN_FOUR as usize];
+        let own = &self.pattern[cell][side * 4..side * 4 + 4];
+        let mut stopped = own.iter().filter(|&&l| l == OPEN_FOUR).count() as u32;
+        let h = self.geo.patterns.h as i32;
+        for d in 0..4 {
+            let (line, pos) = self.geo.line_of[cell][d];
+            let cells = &self.geo.line_cells[line as usize];
+            let lo = (pos as i32 - h).max(0);
+            let hi = (pos as i32 + h).min(cells.len() as i32 - 1);
+            for p in lo..=hi {
+                let other = cells[p as usize] as usize;
+                if p == pos as i32
+                    || self.cells[other] != 0
+                    || self.pattern[other][side * 4 + d] != OPEN_FOUR
+                {
+                    continue;
+                }
+                let [x, o, off] = self.segments(other, d);
+                // `cell` seen from `other`: bit H + (pos - p) of its segment.
+                let blocker = 1u64 << (h + pos as i32 - p);
+                let (mine, theirs) = if side == 0 { (x, o) } else { (o, x) };
+                if self.geo.patterns.level(mine, theirs | off | blocker) == OPEN_FOUR {
+                    return false;
+                }
+                stopped += 1;
+            }
+        }
+        stopped == total
     }
 
     /// Puts a stone without touching patterns (shared by `place` and setup).
