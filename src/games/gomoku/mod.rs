@@ -543,9 +543,8 @@ impl BoardGame for Gomoku {
             .map(|n| n.saturating_sub(threat_nodes + n / 8).max(1));
         if let Some(d) = deadline {
             let remaining = d.saturating_duration_since(Instant::now());
-            engine_limits.deadline = Some(crate::engine::Deadline(
-                Instant::now() + remaining * 17 / 20,
-            ));
+            engine_limits.deadline =
+                Some(crate::engine::Deadline(Instant::now() + remaining * 7 / 10));
         }
         let mut report = if self.board.cells.len() > selective::SELECTIVE_MIN_CELLS {
             let mut report = search(
@@ -591,7 +590,7 @@ impl BoardGame for Gomoku {
             },
             vct_limits: vct::VctLimits {
                 deadline,
-                max_nodes: 10_000,
+                max_nodes: 25_000,
                 cancel: limits.cancel.clone(),
             },
         };
@@ -609,10 +608,28 @@ impl BoardGame for Gomoku {
         };
         if let (Some(best), false) = (report.best_move, proven) {
             if let Threat::Found(keys) = self.opponent_threat_after(best, &mut check) {
+                // Order: the opponent's key cells, then the moves the main search preferred at
+                // its earlier depths (deepest first), then the rest by threat order.
                 let mut moves = Vec::new();
                 self.search_moves(&mut moves);
+                let preferred: Vec<Move> = report
+                    .iterations
+                    .iter()
+                    .rev()
+                    .map(|it| it.best_move)
+                    .collect();
+                let rank = |m: &Move| {
+                    if keys.contains(m) {
+                        0
+                    } else {
+                        preferred
+                            .iter()
+                            .position(|p| p == m)
+                            .map_or(usize::MAX, |i| i + 1)
+                    }
+                };
                 moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
-                moves.sort_by_key(|m| !keys.contains(m));
+                moves.sort_by_key(rank);
                 for &mv in moves.iter().filter(|&&m| m != best) {
                     if deadline.is_some_and(|d| Instant::now() >= d) || !within_cap(&check) {
                         break;
@@ -654,8 +671,10 @@ struct ThreatCheck {
 /// Most nodes the root VCT may visit.
 const ROOT_VCT_NODES: u64 = 100_000;
 
-/// Threats (attacker moves) the opponent's VCT may use, in the defence check.
-const DEFENCE_VCT_DEPTH: u32 = 5;
+/// Threats (attacker moves) the opponent's VCT may use, in the defence check: the opponent's
+/// wins that decided lost games ran 8 to 14 threats deep, so the check gets the full depth
+/// (with the related-threat rule of [`vct`] a failing check rarely needs its node cap).
+const DEFENCE_VCT_DEPTH: u32 = vct::MAX_THREATS;
 
 impl Gomoku {
     /// Re-searches a decisive result of the selective search exactly (every candidate move, to
