@@ -7,7 +7,7 @@ use std::time::Duration;
 use kibitz::engine::{
     Game, Move, Outcome, SearchLimits, SearchOptions, SearchReport, Status, TranspositionTable,
 };
-use kibitz::games::gomoku::{Gomoku, GomokuRules};
+use kibitz::games::gomoku::{Gomoku, GomokuRules, vct};
 use kibitz::games::{BoardGame, Grid};
 use proptest::prelude::*;
 
@@ -235,6 +235,42 @@ fn a_vcf_of_four_fours_is_found_and_proven() {
 
 /// Plays `moves` (indices into the candidate list, wrapped) from the empty 15x15 board, stopping
 /// before any move that ends the game.
+/// The position after `moves` (`x,y` = column,row, black first) on an empty 15x15 board.
+fn from_moves(moves: &str) -> Gomoku {
+    let mut p = Gomoku::new(15, 15, GomokuRules::default()).expect("board");
+    for token in moves.split_whitespace() {
+        let (x, y) = token.split_once(',').expect("x,y");
+        let mv = p.move_at(y.parse().expect("row"), x.parse().expect("column"));
+        assert!(p.is_legal(mv) && p.status() == Status::Ongoing, "{token}");
+        p.make(mv);
+    }
+    p
+}
+
+#[test]
+fn an_eleven_threat_win_from_a_real_game_is_found_within_20000_nodes() {
+    // Black to move, from a kibitz-Carbon game: black wins by threats in 23 plies (the complete
+    // threat search, without the related-threat rule, needed 79,286 nodes for it).
+    let p = from_moves(
+        "12,2 13,3 14,4 14,5 13,6 12,7 11,6 10,4 10,3 10,6 8,5 12,5 12,4 7,6 10,2 11,2 7,5 \
+         8,4 11,5 11,7 9,5 10,5 10,8 6,5 8,7 12,8 12,9 10,7 9,7 11,9 10,10 6,4 9,4 9,6 6,6 \
+         5,4 4,4 5,5 8,8 8,9 10,11 4,6 9,9 7,7 10,12 10,9 10,13 10,14 7,3 5,7 12,12",
+    );
+    let limits = vct::VctLimits {
+        deadline: None,
+        max_nodes: 20_000,
+        cancel: None,
+    };
+    let mut solver = vct::Vct::new(p.clone());
+    let (first, plies) = solver.solve(vct::MAX_THREATS, &limits).expect("a VCT win");
+    assert!(p.is_legal(first));
+    assert_eq!(plies % 2, 1, "the attacker plays the last move");
+    assert!(
+        plies >= 21,
+        "{plies} plies: the win takes eleven threats or more"
+    );
+}
+
 fn random_position(choices: &[usize]) -> Gomoku {
     let mut p = Gomoku::new(15, 15, GomokuRules::default()).expect("board");
     for &c in choices {
