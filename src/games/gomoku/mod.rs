@@ -535,7 +535,10 @@ impl BoardGame for Gomoku {
             }
             vct_nodes = threats.nodes();
         }
-        // Step 3. The engine, keeping back a slice of the budget (time and nodes) for step 4.
+        // Step 3. The engine, keeping back a fifth of the time (and an eighth of the nodes) for
+        // step 4: with the related-threat rule a clean check takes a few milliseconds, and a
+        // tenth more for the engine scored better than keeping three tenths back (Carbon:
+        // 165 of 192 games against 218.5 of 288).
         let threat_nodes = solver.nodes() + vct_nodes;
         let mut engine_limits = limits.clone();
         engine_limits.max_nodes = limits
@@ -544,7 +547,7 @@ impl BoardGame for Gomoku {
         if let Some(d) = deadline {
             let remaining = d.saturating_duration_since(Instant::now());
             engine_limits.deadline =
-                Some(crate::engine::Deadline(Instant::now() + remaining * 7 / 10));
+                Some(crate::engine::Deadline(Instant::now() + remaining * 4 / 5));
         }
         let mut report = if self.board.cells.len() > selective::SELECTIVE_MIN_CELLS {
             let mut report = search(
