@@ -465,11 +465,12 @@ impl BoardGame for Gomoku {
     /// 1. A five now: play it (proven, 1 ply).
     /// 2. A VCF (continuous fours) for the mover, then a VCT (fours and threes, capped at a
     ///    quarter of the budget): play its first move, proven, with the line's length.
-    /// 3. The engine's iterative deepening with the shared table for most of what is left; on
-    ///    boards above 100 cells through the [`selective`] view (quiet nodes search their best
-    ///    few moves), whose decisive scores are therefore not reported as proofs.
-    /// 4. A defence check: if the opponent has a VCF or a short VCT after the chosen move, the
-    ///    first candidate that leaves it none is played instead.
+    /// 3. The engine's iterative deepening with the shared table for four fifths of what is
+    ///    left; on boards above 100 cells through the [`selective`] view (quiet nodes search
+    ///    their best few moves), whose decisive scores are therefore not reported as proofs.
+    /// 4. A defence check: if the opponent has a VCF or a VCT (any length, 25,000 nodes a try)
+    ///    after the chosen move, the first candidate not shown to lose is played instead: the
+    ///    opponent's key cell, then the engine's earlier choices, then by threat order.
     ///
     /// The first move is always ready (the engine's depth-1 iteration ignores time), so even a
     /// 1 ms budget returns a legal move. `Algorithm::Minimax` and `analysis` go straight to the
