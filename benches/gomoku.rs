@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use kibitz::arena::{parse_moves, play_moves};
 use kibitz::engine::{Game, SearchLimits, SearchOptions, TranspositionTable};
 use kibitz::games::BoardGame;
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
@@ -31,12 +32,7 @@ const POSITIONS: [(&str, &str); 4] = [
 
 fn position(moves: &str) -> Gomoku {
     let mut p = Gomoku::new(15, 15, GomokuRules::default()).expect("board");
-    for token in moves.split_whitespace() {
-        let (x, y) = token.split_once(',').expect("x,y");
-        let mv = p.move_at(y.parse().expect("y"), x.parse().expect("x"));
-        assert!(p.is_legal(mv), "{token} is not legal");
-        p.make(mv);
-    }
+    play_moves(&mut p, &parse_moves(moves, 15).expect("x,y moves")).expect("legal moves");
     p
 }
 

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use kibitz::engine::Game;
+use kibitz::arena::{parse_moves, play_moves};
 use kibitz::games::gomoku::{Gomoku, GomokuRules, vct};
 
 const RUNS: usize = 5;
@@ -58,12 +58,7 @@ const POSITIONS: [(&str, &str); 8] = [
 
 fn position(moves: &str) -> Gomoku {
     let mut p = Gomoku::new(15, 15, GomokuRules::default()).expect("board");
-    for token in moves.split_whitespace() {
-        let (x, y) = token.split_once(',').expect("x,y");
-        let mv = p.move_at(y.parse().expect("y"), x.parse().expect("x"));
-        assert!(p.is_legal(mv), "{token} is not legal");
-        p.make(mv);
-    }
+    play_moves(&mut p, &parse_moves(moves, 15).expect("x,y moves")).expect("legal moves");
     p
 }
 

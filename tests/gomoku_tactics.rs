@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use kibitz::arena::{parse_moves, play_moves};
 use kibitz::engine::{
     Game, Move, Outcome, SearchLimits, SearchOptions, SearchReport, Status, TranspositionTable,
 };
@@ -238,12 +239,7 @@ fn a_vcf_of_four_fours_is_found_and_proven() {
 /// The position after `moves` (`x,y` = column,row, black first) on an empty 15x15 board.
 fn from_moves(moves: &str) -> Gomoku {
     let mut p = Gomoku::new(15, 15, GomokuRules::default()).expect("board");
-    for token in moves.split_whitespace() {
-        let (x, y) = token.split_once(',').expect("x,y");
-        let mv = p.move_at(y.parse().expect("row"), x.parse().expect("column"));
-        assert!(p.is_legal(mv) && p.status() == Status::Ongoing, "{token}");
-        p.make(mv);
-    }
+    play_moves(&mut p, &parse_moves(moves, 15).expect("x,y moves")).expect("legal moves");
     p
 }
 

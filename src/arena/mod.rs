@@ -200,27 +200,51 @@ pub fn read_openings(
         .with_context(|| format!("cannot read openings file {}", path.display()))?;
     let mut openings = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
+        let stones = parse_moves(line, size).with_context(|| format!("line {}", n + 1))?;
+        if !stones.is_empty() {
+            openings.push(stones);
         }
-        let mut stones = Vec::new();
-        for token in line.split_whitespace() {
-            let (x, y) = token
-                .split_once(',')
-                .with_context(|| format!("line {}: '{token}' is not x,y", n + 1))?;
-            let (x, y): (usize, usize) = (x.parse()?, y.parse()?);
-            if x >= size || y >= size {
-                bail!("line {}: {x},{y} is off a {size}x{size} board", n + 1);
-            }
-            stones.push((x, y));
-        }
-        openings.push(stones);
     }
     if openings.is_empty() {
         bail!("no openings in {}", path.display());
     }
     Ok(openings)
+}
+
+/// Parses one opening or game record: `x,y` cells (column,row, 0-based), black first,
+/// separated by spaces; `#` starts a comment.
+pub fn parse_moves(line: &str, size: usize) -> anyhow::Result<Vec<(usize, usize)>> {
+    let line = line.split('#').next().unwrap_or("").trim();
+    let mut stones = Vec::new();
+    for token in line.split_whitespace() {
+        let (x, y) = token
+            .split_once(',')
+            .with_context(|| format!("'{token}' is not x,y"))?;
+        let (x, y): (usize, usize) = (x.parse()?, y.parse()?);
+        if x >= size || y >= size {
+            bail!("{x},{y} is off a {size}x{size} board");
+        }
+        stones.push((x, y));
+    }
+    Ok(stones)
+}
+
+/// Plays `moves` (`(x, y)` = column,row) on `position`; every cell must be empty and the game
+/// still on when it is played. Returns the moves played.
+pub fn play_moves(position: &mut Gomoku, moves: &[(usize, usize)]) -> anyhow::Result<Vec<Move>> {
+    let mut played = Vec::with_capacity(moves.len());
+    for &(x, y) in moves {
+        let mv = position.move_at(y, x);
+        if !position.is_legal(mv) {
+            bail!("{x},{y} is taken");
+        }
+        if position.status() != Status::Ongoing {
+            bail!("{x},{y} is played after the game ended");
+        }
+        position.make(mv);
+        played.push(mv);
+    }
+    Ok(played)
 }
 
 /// Plays one game from `opening`; `first_is_black` says which colour the match's first player
@@ -240,15 +264,7 @@ pub fn play_game(
         },
     };
     let mut position = Gomoku::new(args.size, args.size, rules)?;
-    let mut history = Vec::new();
-    for &(x, y) in opening {
-        let mv = position.move_at(y, x);
-        if !position.is_legal(mv) {
-            bail!("opening plays {x},{y} twice");
-        }
-        position.make(mv);
-        history.push(mv);
-    }
+    let mut history = play_moves(&mut position, opening).context("opening")?;
     let mut players = [
         Player::new(&args.player, seed)?,
         Player::new(&args.opponent, seed ^ 0xA5A5)?,
