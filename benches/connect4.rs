@@ -2,10 +2,10 @@
 //!
 //! `cargo bench --bench connect4 -- [<file>...] [--limit N] [--table-mb M] [--warm]`
 //!
-//! For each file (default: the six sets in `../shared/data/connect4/`, `Test_L1_R3` cut to its
+//! For each file (default: the six sets in `tests/data/connect4/`, `Test_L1_R3` cut to its
 //! first 100 lines unless `--limit` says otherwise) it solves every position with
 //! `Connect4::think` and no limits, checks the exact score (converted from the report's outcome
-//! and plies to the end, as in `../shared/README.md`), and prints positions solved correctly,
+//! and plies to the end, as in `tests/data/connect4/README.md`), and prints positions solved correctly,
 //! mean and median wall-clock time per position, mean CPU time per position (the thread's
 //! scheduler run time: on a shared machine wall time mostly measures the neighbours; it is
 //! tick-grained per position, so only its mean over many positions is meaningful), mean nodes,
@@ -27,7 +27,7 @@ use kibitz::games::connect4::Connect4;
 use kibitz::games::connect4::solver::score_from_distance;
 use kibitz::games::tictactoe::TicTacToe;
 
-const DATA_DIR: &str = "../shared/data/connect4";
+const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/connect4");
 const DEFAULT_FILES: [&str; 6] = [
     "Test_L3_R1",
     "Test_L2_R1",

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-#[path = "service/common.rs"]
+#[path = "it/service/common.rs"]
 mod common;
 
 use common::*;

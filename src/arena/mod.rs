@@ -32,7 +32,7 @@ pub struct ArenaArgs {
     /// Openings file: one opening a line, `x,y` (column,row) stones, black first.
     #[arg(
         long,
-        default_value = "../shared/data/gomoku/openings-freestyle-15x15.txt"
+        default_value = "tests/data/gomoku/openings-freestyle-15x15.txt"
     )]
     pub openings: PathBuf,
     /// Time per move in milliseconds.

@@ -1,4 +1,4 @@
-//! Arena smoke test: a two-game match over the first shared opening, kibitz against the random
+//! Arena smoke test: a two-game match over the first Gomocup opening, kibitz against the random
 //! mover at a few milliseconds a move, and the interval arithmetic.
 
 use std::path::PathBuf;
@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use kibitz::arena::{ArenaArgs, Tally, play_match, wilson_interval};
 
 fn args(player: &str, opponent: &str) -> ArenaArgs {
-    let openings = PathBuf::from("../shared/data/gomoku/openings-freestyle-15x15.txt");
+    let openings = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gomoku/openings-freestyle-15x15.txt"));
     assert!(
         openings.exists(),
-        "the shared openings file is missing: {}",
+        "the openings file is missing: {}",
         openings.display()
     );
     ArenaArgs {

@@ -1,6 +1,6 @@
-//! The service's HTTP contract and runtime behaviour, in one test binary (one link instead of
-//! five: release test builds are link-bound on a 2-core machine). The timing tests live
-//! apart, in `tests/service_timing.rs`, so no other test competes with them for the cores.
+//! The service's HTTP contract and runtime behaviour. The timing tests live apart, in
+//! `tests/service_timing.rs` (their own binary), so no other test competes with them for the
+//! cores.
 //!
 //! - `api_move`: `POST /move` and the meta routes in process (`oneshot`).
 //! - `api_errors`: one test per error kind.
@@ -13,6 +13,6 @@ mod api_errors;
 mod api_games;
 mod api_move;
 mod cache;
-mod common;
+pub mod common;
 mod openapi_contract;
 mod socket;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::*;
+use crate::service::common::*;
 use axum::body::Body;
 use axum::http::Request;
 use kibitz::api::app;

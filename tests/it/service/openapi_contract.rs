@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use crate::common::*;
+use crate::service::common::*;
 use axum::body::Body;
 use axum::http::Request;
 use kibitz::api::app;

@@ -2,8 +2,8 @@
 //!
 //! For every position, `think` must prove the exact game value (the README's score, converted
 //! from the report's outcome and plies to the end) and suggest a move that keeps it: the child
-//! after that move, solved again, is worth exactly the negated score. The files sit at
-//! `../shared/data/connect4/` beside the project root; a missing file fails the test.
+//! after that move, solved again, is worth exactly the negated score. The files are copied in
+//! `tests/data/connect4/` (see its README); a missing file fails the test.
 
 use std::path::Path;
 
@@ -13,7 +13,7 @@ use kibitz::engine::{
 use kibitz::games::BoardGame;
 use kibitz::games::connect4::Connect4;
 
-const DATA_DIR: &str = "../shared/data/connect4";
+const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/connect4");
 
 /// Pons' score of a proven report: |score| = (cells + 2 - stones - plies) / 2.
 fn pons_score(report: &SearchReport, game: &Connect4) -> i32 {
@@ -32,7 +32,7 @@ fn cases(file: &str, lines: std::ops::Range<usize>) -> Vec<(String, i32)> {
     let path = Path::new(DATA_DIR).join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{} is missing ({e}); the Connect-4 data must sit at ../shared beside the project",
+            "{} is missing ({e}); the Connect-4 data belongs in tests/data/connect4",
             path.display()
         )
     });

@@ -1,6 +1,6 @@
 //! `POST /move` in process (tower `oneshot`): what a good request gets back.
 
-use crate::common::*;
+use crate::service::common::*;
 use serde_json::json;
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::common::*;
+use crate::service::common::*;
 use kibitz::config::Config;
 use serde_json::{Value, json};
 

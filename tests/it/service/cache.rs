@@ -1,7 +1,7 @@
 //! The answer cache: proven answers serve any later request for the same question; unproven
 //! ones only requests within the limits they were searched with; a different question misses.
 
-use crate::common::*;
+use crate::service::common::*;
 use serde_json::json;
 
 #[tokio::test]

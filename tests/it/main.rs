@@ -1,0 +1,26 @@
+//! Every integration test but the timing ones, in one binary: each test binary links the whole
+//! crate, and on a 2-core machine fifteen links took most of a cold `cargo test --release`
+//! (matklad's "delete cargo integration tests" layout). The latency tests are their own binary,
+//! `tests/service_timing.rs`, so that nothing else runs beside them.
+//!
+//! - `search_equivalence`, `connect4_equivalence`, `gomoku_search_equivalence`: alpha-beta with
+//!   every shortcut equals plain minimax; the table on or off changes nothing.
+//! - `tictactoe_perfect`: exhaustive tic-tac-toe.
+//! - `connect4_positions`: known-answer positions from Pascal Pons' benchmark sets
+//!   (`tests/data/connect4/`).
+//! - `search_limits`: every limit is honoured.
+//! - `gomoku_rules`, `gomoku_tactics`, `gomoku_limits`, `gomoku_pbrain`, `gomoku_arena`: gomoku.
+//! - `service`: the HTTP contract, in process and over a socket.
+
+mod connect4_equivalence;
+mod connect4_positions;
+mod gomoku_arena;
+mod gomoku_limits;
+mod gomoku_pbrain;
+mod gomoku_rules;
+mod gomoku_search_equivalence;
+mod gomoku_tactics;
+mod search_equivalence;
+mod search_limits;
+mod service;
+mod tictactoe_perfect;
