@@ -15,7 +15,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let count: usize = args.first().map_or(Ok(12), |a| a.parse())?;
     let depth: u32 = args.get(1).map_or(Ok(16), |a| a.parse())?;
     let rounds: usize = args.get(2).map_or(Ok(3), |a| a.parse())?;
-    let file = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/connect4/Test_L1_R2"))?;
+    let file = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/connect4/Test_L1_R2"
+    ))?;
     let positions = file
         .lines()
         .take(count)

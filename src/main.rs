@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use kibitz::config::Config;
-use kibitz::server::{build_state, init_tracing, serve, shutdown_signal};
+use kibitz::server::{build_state, init_tracing, raise_descriptor_limit, serve, shutdown_signal};
 
 #[derive(Parser)]
 #[command(
@@ -64,6 +64,8 @@ fn run_pbrain() -> anyhow::Result<()> {
 #[tokio::main]
 async fn run_server(config: Config) -> anyhow::Result<()> {
     init_tracing(config.log_format);
+    let descriptors = raise_descriptor_limit();
+    let max_connections = config.connection_limit(descriptors);
     let addr = config.addr;
     let state = build_state(config.clone()).context("starting the search workers")?;
     let listener = tokio::net::TcpListener::bind(addr)
@@ -73,9 +75,11 @@ async fn run_server(config: Config) -> anyhow::Result<()> {
         addr = %listener.local_addr()?,
         workers = state.service.workers(),
         table_bytes = state.service.table_bytes(),
+        max_connections,
+        descriptors,
         "kibitz listening"
     );
-    serve(listener, state, shutdown_signal()).await?;
+    serve(listener, state, max_connections, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
 }

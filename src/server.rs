@@ -1,13 +1,35 @@
-//! Running the server: logging set-up, building the state, serving with graceful shutdown.
+//! Running the server: logging set-up, building the state, the connection loop, and the drain
+//! on SIGTERM.
 //!
-//! Shutdown on SIGTERM or Ctrl-C: `/readyz` turns 503 at once, the listener stops accepting,
-//! and requests in flight finish (each within its own budget) before the process exits.
+//! The connection loop is hyper's HTTP/1.1 server with its timer on, because `axum::serve`
+//! sets no timeouts: a client that opens a connection and sends nothing (or one header byte a
+//! second) would hold a descriptor for ever. Here every connection must send its headers within
+//! `header_timeout_ms` of opening or of its previous answer (hyper's header-read timeout, which
+//! also closes idle keep-alive connections), its read buffer is capped (`MAX_BUF_BYTES`, which
+//! also caps header size), and at most `max_connections` are open at once: at the limit the
+//! loop stops accepting and the kernel's backlog waits, so the process never runs out of
+//! descriptors it needs. When `accept` fails for want of descriptors anyway, the loop backs off
+//! (5 ms doubling to 1 s) instead of spinning.
+//!
+//! Shutdown, the Kubernetes way: on SIGTERM `/readyz` turns 503 at once while the server keeps
+//! accepting and answering for `drain_ms`, so load balancers see it and stop sending. Then it
+//! stops accepting, asks every connection to close once its request is answered (idle ones
+//! close at once), and waits up to `shutdown_timeout_ms`; searches still running then are
+//! stopped (they answer with their best move so far), and after a last second for those
+//! answers to be written the process exits whatever clients do. With the defaults that is at
+//! most 5 + 20 + 1 = 26 s after SIGTERM, inside Kubernetes' 30 s grace period.
 
 use std::future::Future;
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tracing_subscriber::EnvFilter;
 
 use crate::api::{AppState, app};
@@ -15,17 +37,39 @@ use crate::config::{Config, LogFormat};
 use crate::service::Service;
 use crate::service::metrics::Metrics;
 
+/// Largest read buffer of a connection, hence also the largest request head (hyper answers
+/// 431 beyond it). Honest heads are well under 2 KiB; 16 KiB per connection keeps 4096 open
+/// connections within 64 MiB.
+const MAX_BUF_BYTES: usize = 16 * 1024;
+
+/// How long answers stopped at the end of the shutdown timeout get to be written.
+const LAST_WRITE: Duration = Duration::from_secs(1);
+
 /// Sets up tracing to stderr in the configured format; `RUST_LOG` overrides the level (info).
+/// Colours only when stderr is a terminal, so log files stay plain text.
 pub fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     // A second initialisation (tests) keeps the first subscriber.
     let _ = match format {
         LogFormat::Pretty => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+}
+
+/// Raises the soft limit on open files to the hard limit (as Go's runtime does at start) and
+/// returns the soft limit in force.
+pub fn raise_descriptor_limit() -> u64 {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => limit,
+        Err(error) => {
+            tracing::warn!(%error, "could not raise the open-file limit");
+            rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft)
+        }
+    }
 }
 
 /// Builds the service and the state the router needs.
@@ -35,21 +79,111 @@ pub fn build_state(config: Config) -> std::io::Result<AppState> {
     Ok(AppState::new(service, config))
 }
 
-/// Serves `state` on `listener` until `shutdown` completes, then drains in-flight requests.
+/// Serves `state` on `listener` until `shutdown` completes, then drains (see the module doc).
+/// `max_connections` bounds the connections open at once.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
+    max_connections: usize,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let config = Arc::clone(&state.config);
     let ready = Arc::clone(&state.ready);
+    let service = state.service.clone();
     let router = app(state);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            ready.store(false, Ordering::Relaxed);
-            tracing::info!("shutting down: finishing requests in flight");
-        })
-        .await
+    let connections = Arc::new(Semaphore::new(max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_millis(config.header_timeout_ms))
+        .max_buf_size(MAX_BUF_BYTES)
+        .keep_alive(true);
+
+    // Phase 1: serve until SIGTERM, then on through the drain with `/readyz` at 503.
+    let drain_ms = config.drain_ms;
+    let stop_accepting = async move {
+        shutdown.await;
+        ready.store(false, Ordering::Relaxed);
+        tracing::info!(
+            drain_ms,
+            "shutdown: /readyz answers 503; still serving during the drain"
+        );
+        tokio::time::sleep(Duration::from_millis(drain_ms)).await;
+    };
+    tokio::pin!(stop_accepting);
+    let mut backoff = Duration::ZERO;
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&connections).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = &mut stop_accepting => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    backoff = Duration::ZERO;
+                    stream
+                }
+                Err(error) if is_connection_error(&error) => continue,
+                Err(error) => {
+                    // Out of descriptors (EMFILE/ENFILE) or memory: wait for some to be
+                    // released rather than spin on the same error.
+                    backoff = (backoff * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
+                    tracing::warn!(%error, backoff_ms = backoff.as_millis() as u64, "accept failed");
+                    tokio::time::sleep(backoff).await;
+                    continue;
+                }
+            },
+            () = &mut stop_accepting => break,
+        };
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+        let connection = http.serve_connection(
+            TokioIo::new(stream),
+            TowerToHyperService::new(router.clone()),
+        );
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+
+    // Phase 2: no new connections; in-flight requests finish, idle connections close.
+    let open = graceful.count();
+    tracing::info!(
+        open_connections = open,
+        timeout_ms = config.shutdown_timeout_ms,
+        "shutdown: not accepting; finishing requests in flight"
+    );
+    let finished = graceful.shutdown();
+    tokio::pin!(finished);
+    let timeout = Duration::from_millis(config.shutdown_timeout_ms);
+    if tokio::time::timeout(timeout, &mut finished).await.is_err() {
+        // Phase 3: stop what still runs; give those answers a moment to be written.
+        let stopped = service.cancel_all();
+        tracing::warn!(
+            searches_stopped = stopped,
+            "shutdown timeout: stopping searches still running"
+        );
+        let _ = tokio::time::timeout(LAST_WRITE, &mut finished).await;
+    }
+    Ok(())
+}
+
+/// Errors of one connection that `accept` reports but that say nothing about the listener.
+fn is_connection_error(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        error.kind(),
+        ConnectionRefused | ConnectionAborted | ConnectionReset
+    )
 }
 
 /// Completes on Ctrl-C or SIGTERM.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::*;
-use kibitz::service::pool::PoolError;
+use kibitz::service::pool::{PoolError, ShedReason};
 use kibitz::service::{MoveQuery, ServiceError};
 
 /// Timing tests run one at a time: each measures latency on a machine with few cores.
@@ -133,4 +133,80 @@ async fn a_request_that_would_start_too_late_is_shed_at_once() {
     assert!(served.is_ok(), "{served:?}");
     assert!(arrival.elapsed() <= Duration::from_millis(1_010));
     long.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_every_worker_busy_for_seconds_a_request_that_cannot_start_in_time_is_shed_in_under_50_ms()
+ {
+    let _serial = SERIAL.lock().await;
+    let service = service(2, 64);
+    let busy: Vec<_> = (0..2)
+        .map(|i| {
+            let service = service.clone();
+            tokio::spawn(async move { service.play::<SlowGame>(slow_query(10 + i, 6_000)).await })
+        })
+        .collect();
+    while service.metrics().searches_in_flight.get() != 2 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let query = slow_query(20, 2_000);
+    let arrival = query.arrival;
+    let result = service.play::<SlowGame>(query).await;
+    let waited = arrival.elapsed();
+    match result {
+        Err(ServiceError::Pool(PoolError::Overloaded {
+            reason,
+            retry_after,
+        })) => {
+            assert!(
+                matches!(reason, ShedReason::NoWorkerInTime { .. }),
+                "{reason}"
+            );
+            // The workers are busy for about six seconds more.
+            assert!(
+                (Duration::from_secs(5)..=Duration::from_secs(7)).contains(&retry_after),
+                "Retry-After {retry_after:?}"
+            );
+        }
+        other => panic!("expected a 503, got {other:?}"),
+    }
+    assert!(waited < Duration::from_millis(50), "shed after {waited:?}");
+    // Dropping the busy requests cancels their searches.
+    for task in busy {
+        task.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_answer_is_not_served_later_as_the_answer_to_its_whole_budget() {
+    let _serial = SERIAL.lock().await;
+    let service = service(1, 8);
+    let busy = {
+        let service = service.clone();
+        tokio::spawn(async move { service.play::<SlowGame>(slow_query(30, 400)).await })
+    };
+    while service.metrics().searches_in_flight.get() != 1 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    // Queued behind ~400 ms of search: a 1,000 ms request searches for about 600 ms.
+    let queued = service
+        .play::<SlowGame>(slow_query(31, 1_000))
+        .await
+        .expect("queued, then answered");
+    assert!(!queued.cached);
+    assert!(
+        queued.answer.window < Duration::from_millis(700),
+        "{:?}",
+        queued.answer.window
+    );
+    busy.await.unwrap().unwrap();
+    // On the idle server the same question with the same budget is searched afresh...
+    let again = service
+        .play::<SlowGame>(slow_query(31, 1_000))
+        .await
+        .unwrap();
+    assert!(!again.cached, "a 600 ms search served as a 1,000 ms answer");
+    // ...and an answer serves a budget its window covers.
+    let smaller = service.play::<SlowGame>(slow_query(31, 500)).await.unwrap();
+    assert!(smaller.cached);
 }

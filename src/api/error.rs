@@ -51,8 +51,15 @@ pub enum ApiError {
     NotFound(String),
     #[error("{method} is not allowed on {path}")]
     MethodNotAllowed { method: String, path: String },
-    #[error("the server is too busy to answer in time; retry after {}s", retry_after.as_secs())]
-    Overloaded { retry_after: Duration },
+    /// A limit of the server's was hit (`detail` says which); retry after the delay.
+    #[error("{detail}; retry after {}s", retry_after.as_secs().max(1))]
+    Overloaded {
+        detail: String,
+        retry_after: Duration,
+    },
+    /// The request itself arrived too slowly (`detail` says what and how long).
+    #[error("{0}")]
+    RequestTimeout(String),
     #[error("the server is shutting down")]
     NotReady,
     /// Something broke inside; the cause is logged, the client gets a bare 500.
@@ -70,6 +77,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Overloaded { .. } | ApiError::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -96,6 +104,10 @@ impl ApiError {
                 "Method not allowed",
             ),
             ApiError::Overloaded { .. } => ("urn:kibitz:problem:overloaded", "Overloaded"),
+            ApiError::RequestTimeout(_) => (
+                "urn:kibitz:problem:request-timeout",
+                "The request arrived too slowly",
+            ),
             ApiError::NotReady => ("urn:kibitz:problem:not-ready", "Not ready"),
             ApiError::Internal(_) => ("urn:kibitz:problem:internal", "Internal server error"),
         }
@@ -172,7 +184,7 @@ impl IntoResponse for ApiError {
             json,
         )
             .into_response();
-        if let ApiError::Overloaded { retry_after } = &self {
+        if let ApiError::Overloaded { retry_after, .. } = &self {
             let secs = retry_after.as_secs().max(1);
             if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, value);
@@ -220,9 +232,14 @@ impl From<ServiceError> for ApiError {
             }
             ServiceError::Rules(error) => ApiError::unplayable(error.pointer, error.message),
             ServiceError::OutOfRange { pointer, message } => ApiError::unplayable(pointer, message),
-            ServiceError::Pool(PoolError::Overloaded { retry_after }) => {
-                ApiError::Overloaded { retry_after }
-            }
+            ServiceError::Pool(PoolError::Overloaded {
+                reason,
+                retry_after,
+            }) => ApiError::Overloaded {
+                detail: reason.to_string(),
+                retry_after,
+            },
+            spent @ ServiceError::BudgetSpent { .. } => ApiError::RequestTimeout(spent.to_string()),
             ServiceError::Pool(PoolError::Panicked) => {
                 ApiError::Internal("a search panicked".into())
             }

@@ -1,9 +1,14 @@
 //! Our own JSON body extractor, so that every rejection is a problem+json [`ApiError`].
 //!
 //! Order of checks: the content type (415); the declared length against the limit (413 before
-//! a byte is read); the body read with the limit enforced as it streams (413 as soon as it is
-//! crossed); then the JSON itself (400), through `serde_path_to_error` so the message names the
-//! field at fault as a JSON pointer.
+//! a byte is read); room among the bytes of bodies in flight (503 at once, so that however many
+//! clients stall mid-body the server holds at most `max_body_bytes_in_flight` of them); the
+//! body read with the limit enforced as it streams (413 as soon as it is crossed) and within
+//! `body_timeout_ms` of the request's arrival (408); then the JSON itself (400), through
+//! `serde_path_to_error` so the message names the field at fault as a JSON pointer. A UTF-8
+//! byte-order mark before the JSON is ignored, as RFC 8259 allows.
+
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
@@ -11,8 +16,8 @@ use axum::http::header;
 use http_body_util::{BodyExt, Limited};
 use serde::de::DeserializeOwned;
 
-use super::AppState;
 use super::error::{ApiError, FieldError};
+use super::{AppState, Arrival};
 
 /// A JSON body of type `T`, with our rejections.
 pub struct ApiJson<T>(pub T);
@@ -34,8 +39,28 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
-        let bytes = read_json_body(request, state.config.max_body_bytes).await?;
-        let deserializer = &mut serde_json::Deserializer::from_slice(&bytes);
+        check_json(&request, state.config.max_body_bytes)?;
+        // Room for the whole body, as declared (or as large as allowed when not declared),
+        // held until it is parsed.
+        let room = declared_length(&request).unwrap_or(state.config.max_body_bytes as u64);
+        let _room = u32::try_from(room)
+            .ok()
+            .and_then(|bytes| {
+                std::sync::Arc::clone(&state.body_bytes)
+                    .try_acquire_many_owned(bytes)
+                    .ok()
+            })
+            .ok_or_else(|| ApiError::Overloaded {
+                detail: format!(
+                    "the server is receiving as many request bodies as it holds at once \
+                     ({} bytes, KIBITZ_MAX_BODY_BYTES_IN_FLIGHT)",
+                    state.config.max_body_bytes_in_flight
+                ),
+                retry_after: Duration::from_secs(1),
+            })?;
+        let deadline = body_deadline(&request, state);
+        let bytes = read_json_body(request, state.config.max_body_bytes, deadline).await?;
+        let deserializer = &mut serde_json::Deserializer::from_slice(without_bom(&bytes));
         match serde_path_to_error::deserialize(deserializer) {
             Ok(value) => Ok(ApiJson(value)),
             Err(error) => Err(describe(error)),
@@ -43,27 +68,65 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     }
 }
 
-/// Reads a JSON body of at most `limit` bytes: 415 unless the content type is JSON, 413 from the
-/// declared length before reading, or as soon as the streamed body crosses the limit.
-pub async fn read_json_body(request: Request, limit: usize) -> Result<Bytes, ApiError> {
-    if !is_json(&request) {
-        return Err(ApiError::UnsupportedMediaType);
-    }
-    let declared = request
+/// A body's bytes without a leading UTF-8 byte-order mark.
+pub fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// When the body must have arrived: `body_timeout_ms` after the request did.
+pub fn body_deadline(request: &Request, state: &AppState) -> Instant {
+    let arrival = request
+        .extensions()
+        .get::<Arrival>()
+        .map_or_else(Instant::now, |a| a.0);
+    arrival + Duration::from_millis(state.config.body_timeout_ms)
+}
+
+fn declared_length(request: &Request) -> Option<u64> {
+    request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > limit as u64) {
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
+/// The checks made before a byte of the body is read: 415 unless the content type is JSON,
+/// 413 when the declared length is over `limit`.
+pub fn check_json(request: &Request, limit: usize) -> Result<(), ApiError> {
+    if !is_json(request) {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    if declared_length(request).is_some_and(|len| len > limit as u64) {
         return Err(ApiError::PayloadTooLarge { limit });
     }
+    Ok(())
+}
+
+/// Reads a JSON body of at most `limit` bytes by `deadline`: [`check_json`]'s answers, 413 as
+/// soon as the streamed body crosses the limit, 408 when it has not all arrived by the deadline.
+pub async fn read_json_body(
+    request: Request,
+    limit: usize,
+    deadline: Instant,
+) -> Result<Bytes, ApiError> {
+    check_json(&request, limit)?;
+    let started = request
+        .extensions()
+        .get::<Arrival>()
+        .map_or_else(Instant::now, |a| a.0);
     let body: Body = request.into_body();
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+    let read = Limited::new(body, limit).collect();
+    match tokio::time::timeout_at(deadline.into(), read).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
             Err(ApiError::PayloadTooLarge { limit })
         }
-        Err(_) => Err(ApiError::bad_request("", "the body could not be read")),
+        Ok(Err(_)) => Err(ApiError::bad_request("", "the body could not be read")),
+        Err(_) => Err(ApiError::RequestTimeout(format!(
+            "the request body had not all arrived {} ms after its headers \
+             (KIBITZ_BODY_TIMEOUT_MS)",
+            deadline.saturating_duration_since(started).as_millis()
+        ))),
     }
 }
 

@@ -55,6 +55,9 @@ pub struct AppState {
     /// Slots for `POST /tree` evaluations (one per search worker): each holds a body of up to
     /// `tree_max_body_bytes` and its tree, so their number bounds the memory trees can take.
     pub tree_slots: Arc<Semaphore>,
+    /// Bytes of `/move` bodies being received, one permit a byte (`max_body_bytes_in_flight`):
+    /// a body is read only once its declared size fits, so stalled uploads cannot add up.
+    pub body_bytes: Arc<Semaphore>,
 }
 
 impl AppState {
@@ -62,6 +65,12 @@ impl AppState {
         AppState {
             service,
             tree_slots: Arc::new(Semaphore::new(config.worker_count())),
+            body_bytes: Arc::new(Semaphore::new(
+                config
+                    .max_body_bytes_in_flight
+                    .max(config.max_body_bytes)
+                    .min(Semaphore::MAX_PERMITS),
+            )),
             config: Arc::new(config),
             ready: Arc::new(AtomicBool::new(true)),
         }

@@ -43,12 +43,30 @@ impl From<Side> for Player {
 }
 
 /// Which search algorithm to run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AlgorithmName {
     #[default]
     Alphabeta,
     Minimax,
+}
+
+/// By hand so that every wrong value, `null` included, gets a message naming the choices.
+impl<'de> Deserialize<'de> for AlgorithmName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        const CHOICES: &str = "\"alphabeta\" or \"minimax\"";
+        match Option::<String>::deserialize(deserializer)?.as_deref() {
+            Some("alphabeta") => Ok(AlgorithmName::Alphabeta),
+            Some("minimax") => Ok(AlgorithmName::Minimax),
+            Some(other) => Err(D::Error::custom(format!(
+                "unknown algorithm \"{}\", expected {CHOICES}",
+                other.chars().take(40).collect::<String>()
+            ))),
+            None => Err(D::Error::custom(format!(
+                "algorithm may not be null: expected {CHOICES}, or leave it out for alphabeta"
+            ))),
+        }
+    }
 }
 
 /// The `POST /move` body.
@@ -69,7 +87,88 @@ pub struct MoveRequest {
     pub algorithm: AlgorithmName,
     #[serde(default)]
     pub analysis: bool,
+    #[serde(default, deserialize_with = "unique_keys::option")]
     pub rules: Option<serde_json::Value>,
+}
+
+/// `rules` as JSON, refusing an object that names a key twice: serde_json's own `Value` keeps
+/// the last, so `{"win_length": 4, "win_length": 5}` would silently play k = 5.
+mod unique_keys {
+    use std::fmt;
+
+    use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Number, Value};
+
+    pub fn option<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+        Ok(Option::<Unique>::deserialize(deserializer)?.map(|unique| unique.0))
+    }
+
+    struct Unique(Value);
+
+    impl<'de> Deserialize<'de> for Unique {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(UniqueVisitor)
+        }
+    }
+
+    struct UniqueVisitor;
+
+    impl<'de> Visitor<'de> for UniqueVisitor {
+        type Value = Unique;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_unit<E: Error>(self) -> Result<Unique, E> {
+            Ok(Unique(Value::Null))
+        }
+
+        fn visit_bool<E: Error>(self, v: bool) -> Result<Unique, E> {
+            Ok(Unique(Value::Bool(v)))
+        }
+
+        fn visit_i64<E: Error>(self, v: i64) -> Result<Unique, E> {
+            Ok(Unique(Value::Number(v.into())))
+        }
+
+        fn visit_u64<E: Error>(self, v: u64) -> Result<Unique, E> {
+            Ok(Unique(Value::Number(v.into())))
+        }
+
+        fn visit_f64<E: Error>(self, v: f64) -> Result<Unique, E> {
+            Ok(Unique(
+                Number::from_f64(v).map_or(Value::Null, Value::Number),
+            ))
+        }
+
+        fn visit_str<E: Error>(self, v: &str) -> Result<Unique, E> {
+            Ok(Unique(Value::String(v.to_owned())))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
+            let mut items = Vec::new();
+            while let Some(Unique(item)) = seq.next_element()? {
+                items.push(item);
+            }
+            Ok(Unique(Value::Array(items)))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
+            let mut object = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let Unique(value) = map.next_value()?;
+                if object.contains_key(&key) {
+                    return Err(A::Error::custom(format!(
+                        "duplicate key \"{}\"",
+                        key.chars().take(40).collect::<String>()
+                    )));
+                }
+                object.insert(key, value);
+            }
+            Ok(Unique(Value::Object(object)))
+        }
+    }
 }
 
 /// Whole-number fields as JSON Schema sees them: `5` and `5.0` are the same integer. Values

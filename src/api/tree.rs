@@ -441,15 +441,29 @@ pub async fn evaluate(
     axum::extract::State(state): axum::extract::State<super::AppState>,
     request: axum::extract::Request,
 ) -> super::ApiResult<axum::Json<TreeResponse>> {
-    let body = super::json::read_json_body(request, state.config.tree_max_body_bytes).await?;
-    let permit = std::sync::Arc::clone(&state.tree_slots)
-        .try_acquire_owned()
-        .map_err(|_| super::ApiError::Overloaded {
-            retry_after: std::time::Duration::from_secs(1),
-        })?;
+    // The slot first, the body after: only as many bodies as slots are ever read at once, so
+    // stalled uploads cannot add up. Waiting for a slot counts against the body's deadline.
+    let limit = state.config.tree_max_body_bytes;
+    super::json::check_json(&request, limit)?;
+    let deadline = super::json::body_deadline(&request, &state);
+    let slots = std::sync::Arc::clone(&state.tree_slots);
+    let permit = match tokio::time::timeout_at(deadline.into(), slots.acquire_owned()).await {
+        Ok(Ok(permit)) => permit,
+        Ok(Err(_)) | Err(_) => {
+            return Err(super::ApiError::Overloaded {
+                detail: format!(
+                    "all {} tree evaluation slots (one per search worker) stayed busy while \
+                     this request waited for one",
+                    state.config.worker_count()
+                ),
+                retry_after: std::time::Duration::from_secs(1),
+            });
+        }
+    };
+    let body = super::json::read_json_body(request, limit, deadline).await?;
     let answer = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        evaluate_tree_body(&body)
+        evaluate_tree_body(super::json::without_bom(&body))
     })
     .await
     .map_err(|error| super::ApiError::Internal(format!("tree evaluation failed: {error}")))?;

@@ -30,10 +30,7 @@ pub struct ArenaArgs {
     /// The opponent, same forms.
     pub opponent: String,
     /// Openings file: one opening a line, `x,y` (column,row) stones, black first.
-    #[arg(
-        long,
-        default_value = "tests/data/gomoku/openings-freestyle-15x15.txt"
-    )]
+    #[arg(long, default_value = "tests/data/gomoku/openings-freestyle-15x15.txt")]
     pub openings: PathBuf,
     /// Time per move in milliseconds.
     #[arg(long, default_value_t = 200)]

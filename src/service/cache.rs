@@ -1,10 +1,13 @@
 //! The answer cache: recent answers by position and question, in front of the worker pool.
 //!
-//! A request is served from the cache when the stored answer is at least as good as the search
-//! it asks for: a proven result answers any limits; an unproven one answers a request whose
-//! limits are all within the limits it was searched with (or that would have stopped at the
-//! same completed depth). The cache is bounded twice: by entries (the `lru` crate's capacity)
-//! and by an estimate of the bytes its answers hold (least recently used answers go first).
+//! A stored answer is served only to a request it fully answers. `max_depth` and `max_nodes`
+//! are part of the question (the key), so a depth-3 question never gets a depth-12 answer.
+//! Within one key: a proven answer, or one that stopped at its own depth or node limit, is the
+//! answer whatever the budget; one stopped by the clock serves only budgets its search *window*
+//! covers (the time it really had, from its start on a worker to its deadline), so an answer
+//! that spent most of its budget queueing is never served as the answer to that whole budget.
+//! The cache is bounded twice: by entries (the `lru` crate's capacity) and by an estimate of the
+//! bytes its answers hold (least recently used answers go first).
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -26,9 +29,12 @@ pub struct CacheKey {
     pub to_move: Side,
     pub minimax: bool,
     pub analysis: bool,
+    /// Limits that shape the answer itself: a search to depth 3 is another question.
+    pub max_depth: Option<u32>,
+    pub max_nodes: Option<u64>,
 }
 
-/// The limits a search ran (or would run) under. `None` is no limit.
+/// The limits a request asks for. `None` is no limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AskedLimits {
     pub budget_ms: u64,
@@ -36,37 +42,27 @@ pub struct AskedLimits {
     pub max_nodes: Option<u64>,
 }
 
+/// What a search started at once loses of its budget before its window opens: the millisecond
+/// kept for writing the answer, and parsing and dispatch. A window within this of a budget is
+/// as much as a fresh search under that budget would have had.
+const FRESH_START_MS: u128 = 2;
+
 #[derive(Debug)]
 struct Stored {
     answer: Arc<Answer>,
-    limits: AskedLimits,
     bytes: usize,
 }
 
 impl Stored {
-    /// Whether this answer is as good as a search under `asked` would give.
+    /// Whether this answer is all a search under `asked` (same key) would give.
     fn serves(&self, asked: &AskedLimits) -> bool {
-        let answer = &self.answer;
-        if answer.stop_reason == StopReason::Proven {
-            return true;
+        match self.answer.stop_reason {
+            StopReason::Proven | StopReason::Depth | StopReason::Nodes => true,
+            StopReason::Time => {
+                u128::from(asked.budget_ms) <= self.answer.window.as_millis() + FRESH_START_MS
+            }
+            StopReason::Cancelled => false,
         }
-        if answer.stop_reason == StopReason::Depth
-            && asked.max_depth.is_some()
-            && asked.max_depth == self.limits.max_depth
-        {
-            return true;
-        }
-        let within = |asked: Option<u64>, stored: Option<u64>| match (asked, stored) {
-            (_, None) => true,
-            (None, Some(_)) => false,
-            (Some(a), Some(s)) => a <= s,
-        };
-        asked.budget_ms <= self.limits.budget_ms
-            && within(
-                asked.max_depth.map(u64::from),
-                self.limits.max_depth.map(u64::from),
-            )
-            && within(asked.max_nodes, self.limits.max_nodes)
     }
 }
 
@@ -107,8 +103,8 @@ impl AnswerCache {
         stored.serves(asked).then(|| Arc::clone(&stored.answer))
     }
 
-    /// Stores an answer searched under `limits` (never a cancelled one).
-    pub fn put(&self, key: CacheKey, answer: Arc<Answer>, limits: AskedLimits) {
+    /// Stores an answer (never a cancelled one).
+    pub fn put(&self, key: CacheKey, answer: Arc<Answer>) {
         if answer.stop_reason == StopReason::Cancelled {
             return;
         }
@@ -120,11 +116,7 @@ impl AnswerCache {
             return;
         }
         let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let stored = Stored {
-            answer,
-            limits,
-            bytes,
-        };
+        let stored = Stored { answer, bytes };
         if let Some((_, old)) = inner.entries.push(key, stored) {
             inner.bytes -= old.bytes;
         }

@@ -54,6 +54,12 @@ pub enum ServiceError {
     },
     #[error(transparent)]
     Pool(#[from] PoolError),
+    /// The request took so long to arrive that too little of its budget is left to search.
+    #[error(
+        "the request took {elapsed_ms} ms to arrive, leaving too little of its budget_ms of \
+         {budget_ms} to search (a search starts with at least a quarter of its budget left)"
+    )]
+    BudgetSpent { budget_ms: u64, elapsed_ms: u64 },
     /// The engine returned no move for a position it accepted as ongoing.
     #[error("the search returned no move")]
     NoMove,
@@ -109,6 +115,9 @@ pub struct Answer {
     pub nodes: u64,
     pub nps: u64,
     pub elapsed: Duration,
+    /// The time the search was given: from its start on a worker to its deadline. A queued
+    /// search gets less than its budget; the cache serves it only to budgets it covers.
+    pub window: Duration,
     pub stop_reason: StopReason,
     pub table: TableStats,
     pub fill_permille: u32,
@@ -137,12 +146,47 @@ pub struct Served {
     pub cached: bool,
 }
 
-/// Cancels a search when the request's future is dropped (client gone) or done.
-struct CancelOnDrop(CancelFlag);
+/// The searches under way, so that shutdown can stop them all. A std mutex: held for one map
+/// insert or remove per request, never across an `.await`.
+#[derive(Default)]
+struct ActiveSearches {
+    flags: Mutex<HashMap<u64, CancelFlag>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl ActiveSearches {
+    fn flags(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancelFlag>> {
+        self.flags.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Cancels a search when the request's future is dropped (client gone) or done, and takes it
+/// off the active list.
+struct CancelOnDrop {
+    flag: CancelFlag,
+    id: u64,
+    active: Arc<Inner>,
+}
+
+impl CancelOnDrop {
+    fn register(flag: CancelFlag, inner: &Arc<Inner>) -> Self {
+        let active = &inner.active;
+        let id = active
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        active.flags().insert(id, flag.clone());
+        CancelOnDrop {
+            flag,
+            id,
+            active: Arc::clone(inner),
+        }
+    }
+}
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        self.0.cancel();
+        self.flag.cancel();
+        self.active.active.flags().remove(&self.id);
     }
 }
 
@@ -156,6 +200,8 @@ struct Inner {
     table_mb: usize,
     max_budget_ms: u64,
     metrics: Arc<Metrics>,
+    /// Cancel flags of the searches under way (see [`Service::cancel_all`]).
+    active: ActiveSearches,
 }
 
 /// The move service. Cheap to clone: one `Arc` around state that is itself safe to share.
@@ -167,7 +213,12 @@ pub struct Service {
 impl Service {
     /// Starts the worker threads and allocates the tables and the cache.
     pub fn new(config: &Config, metrics: Arc<Metrics>) -> std::io::Result<Self> {
-        let pool = WorkerPool::new(config.worker_count(), config.queue, Arc::clone(&metrics))?;
+        let pool = WorkerPool::new(
+            config.worker_count(),
+            config.queue,
+            config.admission_patience_percent,
+            Arc::clone(&metrics),
+        )?;
         let tables = table_caps()
             .into_iter()
             .map(|(name, cap)| {
@@ -183,6 +234,7 @@ impl Service {
                 table_mb: config.table_mb,
                 max_budget_ms: config.max_budget_ms,
                 metrics,
+                active: ActiveSearches::default(),
             }),
         })
     }
@@ -207,6 +259,16 @@ impl Service {
     /// The worker pool (tests occupy it with their own jobs).
     pub fn pool(&self) -> &WorkerPool {
         &self.inner.pool
+    }
+
+    /// Stops every search under way (each answers with its best move so far); returns how
+    /// many. Shutdown calls it when its timeout runs out.
+    pub fn cancel_all(&self) -> usize {
+        let flags = self.inner.active.flags();
+        for flag in flags.values() {
+            flag.cancel();
+        }
+        flags.len()
     }
 
     /// Answers held by the answer cache.
@@ -279,6 +341,8 @@ impl Service {
             to_move: position.side_to_move(),
             minimax: query.algorithm == Algorithm::Minimax,
             analysis: query.analysis,
+            max_depth: asked.max_depth,
+            max_nodes: asked.max_nodes,
         };
         let metrics = &self.inner.metrics;
         let label = GameLabel {
@@ -294,16 +358,23 @@ impl Service {
         metrics.cache_misses.get_or_create(&label).inc();
 
         let times = JobTimes::for_budget(query.arrival, Duration::from_millis(asked.budget_ms));
+        let now = Instant::now();
+        if now >= times.latest_start {
+            metrics.rejection("budget_spent");
+            return Err(ServiceError::BudgetSpent {
+                budget_ms: asked.budget_ms,
+                elapsed_ms: now.duration_since(query.arrival).as_millis() as u64,
+            });
+        }
         let cancel = CancelFlag::new();
-        let _cancel_on_drop = CancelOnDrop(cancel.clone());
+        let _cancel_on_drop = CancelOnDrop::register(cancel.clone(), &self.inner);
+        // A millisecond for handing the answer back and writing the response.
+        let search_deadline = times
+            .deadline
+            .checked_sub(Duration::from_millis(1))
+            .unwrap_or(times.deadline);
         let limits = SearchLimits {
-            // A millisecond for handing the answer back and writing the response.
-            deadline: Some(Deadline(
-                times
-                    .deadline
-                    .checked_sub(Duration::from_millis(1))
-                    .unwrap_or(times.deadline),
-            )),
+            deadline: Some(Deadline(search_deadline)),
             max_depth: asked.max_depth,
             max_nodes: asked.max_nodes,
             cancel: Some(cancel),
@@ -321,7 +392,8 @@ impl Service {
             .inner
             .pool
             .run(times, move || {
-                let answer = think(&position, &limits, options, &table);
+                let window = search_deadline.saturating_duration_since(Instant::now());
+                let answer = think(&position, &limits, options, &table, window);
                 if matches!(&answer, Ok(a) if a.stop_reason == StopReason::Cancelled) {
                     worker_metrics.searches_cancelled.inc();
                 }
@@ -337,7 +409,7 @@ impl Service {
             .get_or_create(&label)
             .observe(answer.nodes as f64);
         let answer = Arc::new(answer);
-        self.inner.cache.put(key, Arc::clone(&answer), asked);
+        self.inner.cache.put(key, Arc::clone(&answer));
         Ok(Served {
             answer,
             cached: false,
@@ -351,6 +423,7 @@ fn think<G: ServedGame>(
     limits: &SearchLimits,
     options: SearchOptions,
     table: &TranspositionTable,
+    window: Duration,
 ) -> Result<Answer, ServiceError> {
     let report = position.think(limits, options, table);
     let best = report.best_move.ok_or(ServiceError::NoMove)?;
@@ -372,6 +445,7 @@ fn think<G: ServedGame>(
         nodes: report.nodes,
         nps: report.nodes_per_second(),
         elapsed: report.elapsed,
+        window,
         stop_reason: report.stop_reason,
         table: report.table,
         fill_permille: table.fill_permille(),

@@ -9,10 +9,13 @@
 //! With `k` such jobs and `w` workers, a new job is `k + 1`-th in line and starts once `k - w + 1`
 //! of them have finished, that is, at the latest at the `(k - w + 1)`-th smallest of their
 //! deadlines. When that bound is before the job's latest useful start, it is *guaranteed* a
-//! worker in time. Otherwise it may still get one (most searches end early, proven), so it
-//! waits a short while (a tenth of its budget) and is shed with 503 if it has not started by
-//! then. Beyond `workers + queue` jobs the pool sheds at once. A job that has not started when
-//! its request gives up is withdrawn atomically, so it never runs after its 503 was sent.
+//! worker in time and queues. Otherwise it is shed at once with 503 (behind a load balancer the
+//! client retries on another replica with nearly all of its budget left); a configured
+//! patience lets it wait a share of its budget instead, in case a running search ends early
+//! (most are proven early), and be shed only if none has. Beyond `workers + queue` jobs the pool
+//! sheds at once. Every shed says which limit was hit and when a worker is expected free (the
+//! same bound), for `Retry-After`. A job that has not started when its request gives up is
+//! withdrawn atomically, so it never runs after its 503 was sent.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -38,12 +41,45 @@ const WITHDRAWN: u8 = 2;
 /// Why the pool did not run a job.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PoolError {
-    /// No worker could be had in time; try again after the given delay.
-    #[error("no search worker is free in time; retry after {retry_after:?}")]
-    Overloaded { retry_after: Duration },
+    /// No worker could be had in time: which limit was hit, and when a worker is expected free.
+    #[error("{reason}")]
+    Overloaded {
+        reason: ShedReason,
+        retry_after: Duration,
+    },
     /// The job panicked; the worker survived.
     #[error("the search panicked")]
     Panicked,
+}
+
+/// Which limit made the pool shed a job, in words a client can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShedReason {
+    #[error(
+        "all {workers} search workers are busy and {queue} more searches are queued, the \
+         queue's limit (KIBITZ_QUEUE)"
+    )]
+    QueueFull { workers: usize, queue: usize },
+    #[error(
+        "no search worker can start this search within three quarters of its {budget_ms} ms \
+         budget: all {workers} are busy and the first is expected free in {free_in_ms} ms"
+    )]
+    NoWorkerInTime {
+        budget_ms: u64,
+        workers: usize,
+        free_in_ms: u64,
+    },
+    #[error(
+        "no search worker became free within the {waited_ms} ms this request may wait for one \
+         (KIBITZ_ADMISSION_PATIENCE_PERCENT)"
+    )]
+    NoEarlyFinish { waited_ms: u64 },
+}
+
+/// Whole seconds until `at`, at least one (`Retry-After` counts in seconds).
+fn seconds_until(at: Instant) -> Duration {
+    let wait = at.saturating_duration_since(Instant::now());
+    Duration::from_secs(wait.as_millis().div_ceil(1000).max(1) as u64)
 }
 
 /// When a job must end and until when it is worth starting.
@@ -93,6 +129,8 @@ struct Shared {
     next_ticket: AtomicU64,
     workers: usize,
     queue: usize,
+    /// Percent of its budget a job not guaranteed a worker may wait before it is shed.
+    patience_percent: u32,
     metrics: Arc<Metrics>,
 }
 
@@ -130,7 +168,14 @@ pub struct WorkerPool {
 
 impl WorkerPool {
     /// Starts `workers` threads (at least one). They exit when the last pool handle is dropped.
-    pub fn new(workers: usize, queue: usize, metrics: Arc<Metrics>) -> std::io::Result<Self> {
+    /// A job that is not guaranteed a worker in time waits `patience_percent` of its budget
+    /// for an early finish (0: it is shed at once).
+    pub fn new(
+        workers: usize,
+        queue: usize,
+        patience_percent: u8,
+        metrics: Arc<Metrics>,
+    ) -> std::io::Result<Self> {
         let workers = workers.max(1);
         let (sender, receiver) = mpsc::channel::<Job>();
         // Workers take turns at the receiver; the lock is held only while waiting for a job.
@@ -140,6 +185,7 @@ impl WorkerPool {
             next_ticket: AtomicU64::new(0),
             workers,
             queue,
+            patience_percent: u32::from(patience_percent),
             metrics,
         });
         for i in 0..workers {
@@ -169,7 +215,7 @@ impl WorkerPool {
         let (answer_tx, answer_rx) = oneshot::channel();
         let state = Arc::new(AtomicU8::new(QUEUED));
         let metrics = Arc::clone(&self.shared.metrics);
-        let give_up = self.admit(
+        let Admitted { give_up, free_at } = self.admit(
             times,
             &state,
             Box::new(move || {
@@ -200,7 +246,10 @@ impl WorkerPool {
         {
             self.shared.metrics.rejection("late");
             return Err(PoolError::Overloaded {
-                retry_after: Duration::from_secs(1),
+                reason: ShedReason::NoEarlyFinish {
+                    waited_ms: give_up.saturating_duration_since(times.arrival).as_millis() as u64,
+                },
+                retry_after: seconds_until(free_at),
             });
         }
         // It started just in time: it ends by its deadline.
@@ -215,35 +264,50 @@ impl WorkerPool {
         times: JobTimes,
         state: &Arc<AtomicU8>,
         run: Work,
-    ) -> Result<Instant, PoolError> {
+    ) -> Result<Admitted, PoolError> {
         let shared = &self.shared;
         let mut admitted = shared.admitted();
         let k = admitted.len();
+        let now = Instant::now();
         if k >= shared.workers + shared.queue {
+            // Room comes when the first admitted job ends.
+            let first_end = admitted.iter().map(|&(_, d)| d).min().unwrap_or(now);
             drop(admitted);
             shared.metrics.rejection("queue_full");
             return Err(PoolError::Overloaded {
-                retry_after: Duration::from_secs(1),
+                reason: ShedReason::QueueFull {
+                    workers: shared.workers,
+                    queue: shared.queue,
+                },
+                retry_after: seconds_until(first_end + OVERSHOOT),
             });
         }
-        let give_up = if k < shared.workers {
-            times.latest_start
+        let (give_up, free_at) = if k < shared.workers {
+            (times.latest_start, now)
         } else {
             let mut deadlines: Vec<Instant> = admitted.iter().map(|&(_, d)| d).collect();
             let (_, &mut free_at, _) = deadlines.select_nth_unstable(k - shared.workers);
-            if free_at + OVERSHOOT <= times.latest_start {
-                times.latest_start
+            let free_at = free_at + OVERSHOOT;
+            if free_at <= times.latest_start {
+                (times.latest_start, free_at)
             } else {
-                // Not guaranteed: wait a little in case a search ends early.
+                // Not guaranteed: wait for an early finish only as long as allowed.
                 let budget = times.deadline.saturating_duration_since(times.arrival);
-                (times.arrival + budget / 10).min(times.latest_start)
+                let patience = budget * shared.patience_percent / 100;
+                ((times.arrival + patience).min(times.latest_start), free_at)
             }
         };
-        if give_up <= Instant::now() {
+        if give_up <= now {
             drop(admitted);
             shared.metrics.rejection("no_time");
+            let budget = times.deadline.saturating_duration_since(times.arrival);
             return Err(PoolError::Overloaded {
-                retry_after: Duration::from_secs(1),
+                reason: ShedReason::NoWorkerInTime {
+                    budget_ms: budget.as_millis() as u64,
+                    workers: shared.workers,
+                    free_in_ms: free_at.saturating_duration_since(now).as_millis() as u64,
+                },
+                retry_after: seconds_until(free_at),
             });
         }
         let id = shared.next_ticket.fetch_add(1, Ordering::Relaxed);
@@ -262,10 +326,16 @@ impl WorkerPool {
         let sent = self.sender.send(job);
         drop(admitted);
         match sent {
-            Ok(()) => Ok(give_up),
+            Ok(()) => Ok(Admitted { give_up, free_at }),
             Err(_) => Err(PoolError::Panicked),
         }
     }
+}
+
+/// A queued job: when its request gives up waiting for a worker, and when one is expected free.
+struct Admitted {
+    give_up: Instant,
+    free_at: Instant,
 }
 
 /// Withdraws a job that has not started when the request's future is dropped.
@@ -318,7 +388,7 @@ mod tests {
     use super::*;
 
     fn pool(workers: usize, queue: usize) -> WorkerPool {
-        WorkerPool::new(workers, queue, Arc::new(Metrics::new())).unwrap()
+        WorkerPool::new(workers, queue, 0, Arc::new(Metrics::new())).unwrap()
     }
 
     #[tokio::test]

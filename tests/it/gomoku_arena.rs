@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use kibitz::arena::{ArenaArgs, Tally, play_match, wilson_interval};
 
 fn args(player: &str, opponent: &str) -> ArenaArgs {
-    let openings = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gomoku/openings-freestyle-15x15.txt"));
+    let openings = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/gomoku/openings-freestyle-15x15.txt"
+    ));
     assert!(
         openings.exists(),
         "the openings file is missing: {}",

@@ -1,5 +1,6 @@
-//! The answer cache: proven answers serve any later request for the same question; unproven
-//! ones only requests within the limits they were searched with; a different question misses.
+//! The answer cache: a stored answer serves only a request it fully answers. Proven answers
+//! serve any budget for the same question; `max_depth` and `max_nodes` are part of the
+//! question; an answer stopped by the clock serves only budgets its search window covers.
 
 use crate::service::common::*;
 use serde_json::json;
@@ -23,7 +24,7 @@ async fn a_proven_answer_is_served_from_the_cache() {
 }
 
 #[tokio::test]
-async fn a_proven_answer_serves_requests_with_any_limits() {
+async fn a_proven_answer_serves_the_same_question_with_any_budget() {
     let state = state();
     post_move(
         &state,
@@ -32,12 +33,60 @@ async fn a_proven_answer_serves_requests_with_any_limits() {
     .await;
     let reply = post_move(
         &state,
-        json!({"game": "tictactoe", "board": ["x..", "...", "..."], "max_depth": 2, "budget_ms": 5}),
+        json!({"game": "tictactoe", "board": ["x..", "...", "..."], "budget_ms": 5}),
     )
     .await;
     assert_eq!(
         reply.body["cached"], true,
         "lower-case board, same position"
+    );
+}
+
+#[tokio::test]
+async fn a_depth_limit_after_a_deeper_search_is_answered_at_that_depth() {
+    let state = state();
+    let board = json!([
+        ".......", ".......", ".......", ".......", "...O...", "..XXO.."
+    ]);
+    let deep = post_move(
+        &state,
+        json!({"game": "connect4", "board": board, "budget_ms": 300}),
+    )
+    .await;
+    assert!(deep.body["depth"].as_u64().unwrap() > 3, "{}", deep.body);
+    let shallow = post_move(
+        &state,
+        json!({"game": "connect4", "board": board, "budget_ms": 300, "max_depth": 3}),
+    )
+    .await;
+    assert_eq!(shallow.body["cached"], false);
+    assert_eq!(shallow.body["depth"], 3);
+    assert_eq!(shallow.body["stop_reason"], "depth");
+}
+
+#[tokio::test]
+async fn a_node_limit_after_a_bigger_search_is_answered_within_it() {
+    let state = state();
+    let board = json!([
+        ".......", ".......", ".......", ".......", "...O...", "..XXO.."
+    ]);
+    let big = post_move(
+        &state,
+        json!({"game": "connect4", "board": board, "budget_ms": 300}),
+    )
+    .await;
+    let big_nodes = big.body["nodes"].as_u64().unwrap();
+    let small = post_move(
+        &state,
+        json!({"game": "connect4", "board": board, "budget_ms": 300, "max_nodes": 50}),
+    )
+    .await;
+    assert_eq!(small.body["cached"], false);
+    assert_eq!(small.body["stop_reason"], "nodes");
+    let small_nodes = small.body["nodes"].as_u64().unwrap();
+    assert!(
+        small_nodes < big_nodes && small_nodes <= 2_000,
+        "{small_nodes} nodes for max_nodes 50 (the big search took {big_nodes})"
     );
 }
 
@@ -104,7 +153,7 @@ fn the_cache_stays_within_its_byte_bound() {
     use kibitz::engine::{Side, StopReason, TableStats};
     use kibitz::games::Cell;
     use kibitz::service::Answer;
-    use kibitz::service::cache::{AnswerCache, AskedLimits, CacheKey};
+    use kibitz::service::cache::{AnswerCache, CacheKey};
     use std::sync::Arc;
     let cache = AnswerCache::new(1000, 20_000);
     let answer = Arc::new(Answer {
@@ -117,6 +166,7 @@ fn the_cache_stays_within_its_byte_bound() {
         nodes: 1,
         nps: 0,
         elapsed: Default::default(),
+        window: Default::default(),
         stop_reason: StopReason::Time,
         table: TableStats::default(),
         fill_permille: 0,
@@ -132,13 +182,10 @@ fn the_cache_stays_within_its_byte_bound() {
             to_move: Side::First,
             minimax: false,
             analysis: false,
-        };
-        let limits = AskedLimits {
-            budget_ms: 10,
             max_depth: None,
             max_nodes: None,
         };
-        cache.put(key, Arc::clone(&answer), limits);
+        cache.put(key, Arc::clone(&answer));
     }
     // Each entry holds ~2 KB of PV: 20 KB keeps only a handful, however many were put.
     assert!(cache.len() < 20, "{}", cache.len());

@@ -97,7 +97,7 @@ pub async fn start_server(config: Config) -> Running {
     let addr = listener.local_addr().unwrap();
     let state = state_with(config);
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(serve(listener, state.clone(), async {
+    let task = tokio::spawn(serve(listener, state.clone(), 256, async {
         let _ = stopped.await;
     }));
     Running {

@@ -8,11 +8,13 @@
 //! - `cache`: the answer cache.
 //! - `openapi_contract`: real responses against openapi.yaml's schemas.
 //! - `socket`: the real server on port 0, and the binary itself.
+//! - `exposure`: the binary against idle, slow, stalled and half-sent clients, and SIGTERM.
 
 mod api_errors;
 mod api_games;
 mod api_move;
 mod cache;
 pub mod common;
+mod exposure;
 mod openapi_contract;
 mod socket;

@@ -90,6 +90,7 @@ async fn the_binary_starts_from_kibitz_addr() {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kibitz"))
         .env("KIBITZ_ADDR", format!("127.0.0.1:{port}"))
         .env("KIBITZ_TABLE_MB", "1")
+        .env("KIBITZ_DRAIN_MS", "0")
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
