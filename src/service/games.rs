@@ -62,6 +62,10 @@ pub struct BoardInfo {
     pub format: &'static str,
     /// Whether stones fall to the lowest empty cell of their column (Connect-4).
     pub gravity: bool,
+    /// When the column limit depends on the row count (Connect-4's 64-bit boards): for each
+    /// allowed row count, the most columns (keys are row counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cols_for_rows: Option<std::collections::BTreeMap<String, usize>>,
 }
 
 /// One option of a game's `rules` object.
@@ -194,6 +198,7 @@ impl ServedGame for TicTacToe {
                 default_cols: 3,
                 format: BOARD_FORMAT,
                 gravity: false,
+                max_cols_for_rows: None,
             },
             rules: Vec::new(),
         }
@@ -259,6 +264,12 @@ impl ServedGame for Connect4 {
                 default_cols: 7,
                 format: BOARD_FORMAT,
                 gravity: true,
+                // columns x (rows + 1) <= 64, at most 12 columns.
+                max_cols_for_rows: Some(
+                    (4..=15usize)
+                        .map(|rows| (rows.to_string(), (64 / (rows + 1)).min(12)))
+                        .collect(),
+                ),
             },
             rules: Vec::new(),
         }
@@ -288,6 +299,7 @@ impl ServedGame for Gomoku {
                 default_cols: 15,
                 format: BOARD_FORMAT,
                 gravity: false,
+                max_cols_for_rows: None,
             },
             rules: gomoku_rule_info(),
         }
