@@ -75,6 +75,7 @@ async fn run_server(config: Config) -> anyhow::Result<()> {
         table_bytes = state.service.table_bytes(),
         "kibitz listening"
     );
+    tracing::info!(url = %kibitz::api::playground::page_url(listener.local_addr()?), "playground page");
     serve(listener, state, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
