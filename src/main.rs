@@ -79,6 +79,7 @@ async fn run_server(config: Config) -> anyhow::Result<()> {
         descriptors,
         "kibitz listening"
     );
+    tracing::info!(url = %kibitz::api::playground::page_url(listener.local_addr()?), "playground page");
     serve(listener, state, max_connections, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())

@@ -2,6 +2,7 @@
 //!
 //! - [`moves`]: `POST /move`.
 //! - [`tree`]: `POST /tree`, the teaching tree evaluator.
+//! - [`playground`]: `GET /`, the web page, and its embedded files.
 //! - [`meta`]: `GET /games`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
 //! - [`json`]: the JSON extractor whose rejections are ours (415, 413, 400).
 //! - [`error`]: [`ApiError`], rendered as `application/problem+json`.
@@ -13,6 +14,7 @@ pub mod error;
 pub mod json;
 pub mod meta;
 pub mod moves;
+pub mod playground;
 pub mod tree;
 
 use std::sync::Arc;
@@ -93,6 +95,11 @@ pub fn app(state: AppState) -> Router {
         .route("/readyz", get(meta::readyz))
         .route("/metrics", get(meta::metrics))
         .route("/openapi.yaml", get(meta::openapi))
+        .route("/", get(playground::page))
+        .route("/playground/style.css", get(playground::style))
+        .route("/playground/app.js", get(playground::app_script))
+        .route("/playground/tree.js", get(playground::tree_script))
+        .route("/playground/icon.svg", get(playground::icon))
         .fallback(meta::not_found)
         .layer(middleware::from_fn_with_state(
             state.clone(),

@@ -11,6 +11,8 @@
 //! - `search_limits`: every limit is honoured.
 //! - `gomoku_rules`, `gomoku_tactics`, `gomoku_limits`, `gomoku_pbrain`, `gomoku_arena`: gomoku.
 //! - `service`: the HTTP contract, in process and over a socket.
+//! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
+//!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
 
 mod connect4_equivalence;
 mod connect4_positions;
@@ -20,6 +22,7 @@ mod gomoku_pbrain;
 mod gomoku_rules;
 mod gomoku_search_equivalence;
 mod gomoku_tactics;
+mod playground;
 mod search_equivalence;
 mod search_limits;
 mod service;
