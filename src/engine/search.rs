@@ -217,11 +217,11 @@ impl<'t, G: Game> Searcher<'t, G> {
 
         for depth in self.first_depth.min(max_depth)..=max_depth {
             self.limits_armed = depth > 1;
-            if self.limits_armed {
-                if let Some(reason) = self.limits.reached(self.nodes) {
-                    report.stop_reason = reason;
-                    break;
-                }
+            if self.limits_armed
+                && let Some(reason) = self.limits.reached(self.nodes)
+            {
+                report.stop_reason = reason;
+                break;
             }
             let nodes_before = self.nodes;
             let finished = self.search_root(&mut root_moves, depth as i32);
@@ -313,11 +313,11 @@ impl<'t, G: Game> Searcher<'t, G> {
         } else {
             self.table.probe(self.pos.hash())
         };
-        if let Some(entry) = probed {
-            if let Some(i) = moves.iter().position(|&m| m == entry.best_move) {
-                let mv = moves.remove(i);
-                moves.insert(0, mv);
-            }
+        if let Some(entry) = probed
+            && let Some(i) = moves.iter().position(|&m| m == entry.best_move)
+        {
+            let mv = moves.remove(i);
+            moves.insert(0, mv);
         }
         moves
             .into_iter()

@@ -409,10 +409,10 @@ mod tests {
                             },
                         );
                         let probe_key = (i * 2 + 1 - t).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-                        if let Some(e) = table.probe(probe_key) {
-                            if e.score != score_of(probe_key) {
-                                bad += 1;
-                            }
+                        if let Some(e) = table.probe(probe_key)
+                            && e.score != score_of(probe_key)
+                        {
+                            bad += 1;
                         }
                     }
                     bad

@@ -513,10 +513,11 @@ impl<'a> Parser<'a> {
                 let name = &text[start..self.pos];
                 // A character that can neither continue a name nor follow one is reported as
                 // not allowed in names, which is what the user most likely meant.
-                if let Some(c) = self.peek() {
-                    if !c.is_whitespace() && !"[](),'\"".contains(c) {
-                        return Err(self.error_at(self.pos, TreeError::BadNameChar { found: c }));
-                    }
+                if let Some(c) = self.peek()
+                    && !c.is_whitespace()
+                    && !"[](),'\"".contains(c)
+                {
+                    return Err(self.error_at(self.pos, TreeError::BadNameChar { found: c }));
                 }
                 if name.is_empty() {
                     return Err(self.expected("a name"));

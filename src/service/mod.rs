@@ -307,13 +307,13 @@ impl Service {
                 message: format!("budget_ms is {budget_ms}; it must be between 1 and {max}"),
             });
         }
-        if let Some(depth) = query.max_depth {
-            if !(1..=MAX_DEPTH).contains(&depth) {
-                return Err(ServiceError::OutOfRange {
-                    pointer: "/max_depth",
-                    message: format!("max_depth is {depth}; it must be between 1 and {MAX_DEPTH}"),
-                });
-            }
+        if let Some(depth) = query.max_depth
+            && !(1..=MAX_DEPTH).contains(&depth)
+        {
+            return Err(ServiceError::OutOfRange {
+                pointer: "/max_depth",
+                message: format!("max_depth is {depth}; it must be between 1 and {MAX_DEPTH}"),
+            });
         }
         if query.max_nodes == Some(0) {
             return Err(ServiceError::OutOfRange {
