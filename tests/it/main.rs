@@ -8,6 +8,7 @@
 //! - `tictactoe_perfect`: exhaustive tic-tac-toe.
 //! - `connect4_positions`: known-answer positions from Pascal Pons' benchmark sets
 //!   (`tests/data/connect4/`).
+//! - `connect4_opening`: the empty board gets the centre at every budget.
 //! - `search_limits`: every limit is honoured.
 //! - `gomoku_rules`, `gomoku_tactics`, `gomoku_limits`, `gomoku_pbrain`, `gomoku_arena`: gomoku.
 //! - `service`: the HTTP contract, in process and over a socket.
@@ -15,6 +16,7 @@
 //!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
 
 mod connect4_equivalence;
+mod connect4_opening;
 mod connect4_positions;
 mod gomoku_arena;
 mod gomoku_limits;
