@@ -147,7 +147,9 @@ impl Plain {
 pub fn classic_move(position: &Gomoku, depth: u32) -> Option<Move> {
     let mut plain = Plain::from(position);
     let me = position.side_to_move().index() as u8 + 1;
-    let moves = plain.moves();
+    // Under renju black never plays a forbidden point (deeper plies do not look: a baseline).
+    let mut moves = plain.moves();
+    moves.retain(|&cell| position.forbidden(cell).is_none() || me != 1);
     let mut best: Option<(i64, usize)> = None;
     let (mut alpha, beta) = (-WIN_SCORE * 4, WIN_SCORE * 4);
     for cell in moves {

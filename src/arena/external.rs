@@ -1,37 +1,57 @@
 //! An external piskvork engine driven as a subprocess over its stdin and stdout.
 //!
-//! A reader thread forwards the engine's lines into a channel so that every wait has a timeout:
-//! an engine that hangs or dies loses the game instead of stalling the arena. Lines that are not
-//! replies (`MESSAGE`, `DEBUG`, `SUGGEST`...) are skipped.
+//! A reader thread stamps each line the engine prints with the time it arrived and forwards it
+//! into a channel, so every wait has a timeout: an engine that hangs or dies forfeits instead of
+//! stalling the arena. Two courtesies keep the match fair to engines with timing quirks (Rapfi
+//! drops a command that arrives within about 20 ms of its own move): nothing is sent within
+//! [`ExternalEngine::quiet`] of the engine's last line, and after `START` the arena waits for
+//! the engine to answer `ABOUT` before the first move. Chatter (`MESSAGE`, `DEBUG`, ...) is
+//! skipped; the last `MESSAGE` before a move is kept for its reported depth.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, anyhow};
+
+/// Why an engine could not give a usable answer: each is a forfeit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineFault {
+    #[error("timed out after {0} ms")]
+    TimedOut(u128),
+    #[error("exited (crash or END)")]
+    Exited,
+    #[error("protocol error: {0}")]
+    Protocol(String),
+}
 
 /// A running engine process.
 pub struct ExternalEngine {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<String>,
+    lines: Receiver<(Instant, String)>,
+    /// When the engine last printed a line: the next command waits `quiet` past it.
+    last_output: Instant,
+    /// The least time between the engine's last line and our next command.
+    quiet: Duration,
+    /// The last `MESSAGE` line since the previous move (engines report depth there).
+    last_message: Option<String>,
 }
 
 impl ExternalEngine {
     /// Starts `command` through `sh -c`, in its own directory when it names a path (engines
     /// often read their configuration from the working directory).
-    pub fn start(command: &str) -> anyhow::Result<Self> {
+    pub fn start(command: &str, quiet: Duration) -> anyhow::Result<Self> {
         let mut process = Command::new("sh");
         process.arg("-c").arg(format!("exec {command}"));
         if let Some(program) = command.split_whitespace().next() {
             if let Some(dir) = std::path::Path::new(program).parent() {
                 if !dir.as_os_str().is_empty() {
-                    process.current_dir(dir);
                     let absolute = std::fs::canonicalize(program)
                         .with_context(|| format!("engine '{program}' not found"))?;
-                    process = Command::new("sh");
                     let rest: Vec<&str> = command.split_whitespace().skip(1).collect();
+                    process = Command::new("sh");
                     process
                         .arg("-c")
                         .arg(format!("exec {} {}", absolute.display(), rest.join(" ")))
@@ -57,7 +77,7 @@ impl ExternalEngine {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
+                if sender.send((Instant::now(), line)).is_err() {
                     break;
                 }
             }
@@ -66,51 +86,82 @@ impl ExternalEngine {
             child,
             stdin,
             lines,
+            last_output: Instant::now(),
+            quiet,
+            last_message: None,
         })
     }
 
-    pub fn send(&mut self, line: &str) -> anyhow::Result<()> {
-        writeln!(self.stdin, "{line}")?;
-        self.stdin.flush()?;
-        Ok(())
+    /// Sends one command line, first waiting out the quiet gap after the engine's last line.
+    pub fn send(&mut self, line: &str) -> Result<(), EngineFault> {
+        let ready_at = self.last_output + self.quiet;
+        let now = Instant::now();
+        if ready_at > now {
+            std::thread::sleep(ready_at - now);
+        }
+        writeln!(self.stdin, "{line}")
+            .and_then(|()| self.stdin.flush())
+            .map_err(|_| EngineFault::Exited)
     }
 
     /// The next reply line, skipping chatter, within `timeout`.
-    pub fn reply(&mut self, timeout: Duration) -> anyhow::Result<String> {
-        let deadline = Instant::now() + timeout;
+    pub fn reply(&mut self, timeout: Duration) -> Result<String, EngineFault> {
+        let started = Instant::now();
+        let deadline = started + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    let upper = line.trim().to_ascii_uppercase();
-                    if ["MESSAGE", "DEBUG", "SUGGEST", "INFO"]
-                        .iter()
-                        .any(|p| upper.starts_with(p))
-                        || upper.is_empty()
+                Ok((at, line)) => {
+                    self.last_output = at;
+                    let text = line.trim();
+                    let upper = text.to_ascii_uppercase();
+                    if upper.starts_with("MESSAGE") {
+                        self.last_message = Some(text.to_string());
+                        continue;
+                    }
+                    if upper.is_empty()
+                        || ["DEBUG", "SUGGEST", "INFO"]
+                            .iter()
+                            .any(|p| upper.starts_with(p))
                     {
                         continue;
                     }
-                    if upper.starts_with("ERROR") {
-                        bail!("engine error: {line}");
-                    }
-                    return Ok(line.trim().to_string());
+                    return Ok(text.to_string());
                 }
-                Err(RecvTimeoutError::Timeout) => bail!("engine timed out"),
-                Err(RecvTimeoutError::Disconnected) => bail!("engine exited"),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(EngineFault::TimedOut(started.elapsed().as_millis()));
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(EngineFault::Exited),
             }
         }
     }
 
-    /// A reply that must be a move `x,y`.
-    pub fn move_reply(&mut self, timeout: Duration) -> anyhow::Result<(usize, usize)> {
+    /// A reply that must be a move `x,y`; anything else (including `ERROR ...`) is a fault.
+    pub fn move_reply(&mut self, timeout: Duration) -> Result<(usize, usize), EngineFault> {
+        self.last_message = None;
         let line = self.reply(timeout)?;
-        let mut parts = line.split(',');
-        let parse = |p: Option<&str>| p.and_then(|s| s.trim().parse::<usize>().ok());
-        match (parse(parts.next()), parse(parts.next())) {
-            (Some(x), Some(y)) => Ok((x, y)),
-            _ => bail!("engine replied '{line}', not a move"),
-        }
+        parse_move(&line).ok_or(EngineFault::Protocol(format!(
+            "replied '{line}', not a move"
+        )))
     }
+
+    /// The depth the engine reported in its last `MESSAGE` before the move, if any: the token
+    /// after the word `depth` (as in `depth 12` or Rapfi's `depth 9-17`).
+    pub fn reported_depth(&self) -> Option<String> {
+        let message = self.last_message.as_ref()?;
+        let mut words = message.split(|c: char| c.is_whitespace() || c == ':' || c == '=');
+        words.find(|w| w.eq_ignore_ascii_case("depth"))?;
+        words
+            .find(|w| !w.is_empty())
+            .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+            .map(|w| w.trim_end_matches(',').to_string())
+    }
+}
+
+/// Parses a move line `x,y`.
+pub fn parse_move(line: &str) -> Option<(usize, usize)> {
+    let (x, y) = line.split_once(',')?;
+    Some((x.trim().parse().ok()?, y.trim().parse().ok()?))
 }
 
 impl Drop for ExternalEngine {

@@ -1,55 +1,138 @@
-//! The arena: plays two gomoku players against each other over a file of balanced openings,
-//! each opening twice with colours swapped, at a fixed time per move, and prints the result with
-//! a 95 % Wilson score interval.
+//! The arena: plays two gomoku players against each other over a set of balanced openings,
+//! each opening with both colours, at a fixed time per move, and reports a score that cannot
+//! flatter.
+//!
+//! Its key idea is that only the board decides. The [`referee`] keeps its own board and
+//! declares a win only for the rule set's winning line standing on it (or, under renju, a
+//! black move on a forbidden point). A player that breaks the protocol, crashes, times out or
+//! sends an illegal move forfeits: the game is reported in its own column and left out of the
+//! headline score and its interval, so an opponent's fault is never counted as a win. External
+//! engines are treated with care ([`external`]): a quiet gap after their every answer and a
+//! readiness probe after `START`. Every game is written to a record file ([`record`]), and the
+//! summary counts games that repeated another move for move (a deterministic pair of players
+//! replays the same game from the same opening, which adds games but no information).
 //!
 //! Players are given as text: `kibitz[:ms]` (the engine; `ms` overrides the match's time per
 //! move), `random` (a uniformly random legal move), `classic[:depth]` (the textbook baseline in
-//! [`classic`]) and `external:<command>` (any piskvork engine, see [`external`]). Free-style
-//! gomoku from an empty board is a first-player win, so only balanced openings make the
-//! percentages meaningful. A player that makes an illegal move, crashes or times out loses.
+//! [`classic`]) and `external:<command>` (any piskvork engine).
 
 pub mod classic;
 pub mod external;
+pub mod openings;
+pub mod record;
+pub mod referee;
 
+use std::collections::HashMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::engine::{Game, Move, Side, Status, TranspositionTable};
-use crate::games::gomoku::{Gomoku, GomokuRules, Overline, pbrain::choose_move};
-use external::ExternalEngine;
+use crate::engine::{Game, Move, SearchLimits, SearchOptions, TranspositionTable};
+use crate::games::BoardGame;
+use crate::games::gomoku::Gomoku;
+use external::{EngineFault, ExternalEngine};
+use openings::{Opening, read_openings};
+use record::{Ending, GameRecord, MoveRecord};
+use referee::{Colour, Referee, RuleSet, Verdict};
+
+pub use openings::{BalanceTest, make_balanced_openings, parse_moves, play_moves};
 
 /// Options of `kibitz arena`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ArenaArgs {
     /// The first player: `kibitz[:ms]`, `random`, `classic[:depth]` or `external:<command>`.
-    pub player: String,
+    #[arg(required_unless_present = "make_openings")]
+    pub player: Option<String>,
     /// The opponent, same forms.
-    pub opponent: String,
-    /// Openings file: one opening a line, `x,y` (column,row) stones, black first.
-    #[arg(long, default_value = "tests/data/gomoku/openings-freestyle-15x15.txt")]
-    pub openings: PathBuf,
+    #[arg(required_unless_present = "make_openings")]
+    pub opponent: Option<String>,
+    /// Openings file: one opening a line, `x,y` (column,row) stones, black first. Default: the
+    /// 12 Gomocup 2026 free-style openings built into the binary.
+    #[arg(long)]
+    pub openings: Option<PathBuf>,
     /// Time per move in milliseconds.
     #[arg(long, default_value_t = 200)]
     pub ms: u64,
-    /// Play only the first N openings (each twice).
+    /// A player that takes longer than this for one move forfeits the game (default: five
+    /// times `--ms` plus two seconds, lenient for a loaded machine; every move's time is
+    /// recorded).
+    #[arg(long)]
+    pub forfeit_ms: Option<u64>,
+    /// Least time between an external engine's last output line and the next command (ms).
+    #[arg(long, default_value_t = 30)]
+    pub quiet_ms: u64,
+    /// Play only the first N openings (each with both colours).
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Play every opening this many times with each colour.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
     /// Games played at the same time (1 or 2).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
     pub parallel: u8,
     /// Board side.
     #[arg(long, default_value_t = 15)]
     pub size: usize,
-    /// Standard rule (exactly five wins) instead of free-style.
+    /// Rule set (sent to engines as `INFO rule` 0, 1 or 4).
+    #[arg(long, value_enum, default_value_t = RuleSet::Freestyle)]
+    pub rule: RuleSet,
+    /// File the game records are written to (default: `arena-<unix time>.games.txt`).
     #[arg(long)]
-    pub exact_five: bool,
-    /// Print every game's moves.
+    pub record: Option<PathBuf>,
+    /// Print every game's moves on the terminal too.
     #[arg(long)]
     pub verbose: bool,
+    /// Instead of a match: print N balanced openings of your own (see `--seed`) and exit.
+    #[arg(long)]
+    pub make_openings: Option<usize>,
+    /// Seed of `--make-openings`.
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+}
+
+impl ArenaArgs {
+    /// A match of `player` against `opponent` with every other option at its default.
+    pub fn new(player: &str, opponent: &str) -> Self {
+        ArenaArgs {
+            player: Some(player.into()),
+            opponent: Some(opponent.into()),
+            openings: None,
+            ms: 200,
+            forfeit_ms: None,
+            quiet_ms: 30,
+            limit: None,
+            rounds: 1,
+            parallel: 1,
+            size: 15,
+            rule: RuleSet::Freestyle,
+            record: None,
+            verbose: false,
+            make_openings: None,
+            seed: 2026,
+        }
+    }
+
+    fn names(&self) -> anyhow::Result<[&str; 2]> {
+        match (&self.player, &self.opponent) {
+            (Some(p), Some(o)) => Ok([p, o]),
+            _ => bail!("a match needs two players"),
+        }
+    }
+
+    fn forfeit_after(&self) -> Duration {
+        Duration::from_millis(self.forfeit_ms.unwrap_or(self.ms * 5 + 2_000))
+    }
+}
+
+/// A player's answer: the move and the depth it reported.
+struct Answer {
+    x: usize,
+    y: usize,
+    depth: Option<String>,
 }
 
 /// A player in one game.
@@ -65,14 +148,14 @@ enum Player {
         depth: u32,
     },
     External {
-        engine: ExternalEngine,
+        engine: Box<ExternalEngine>,
         /// Whether the engine has been sent the position (then only `TURN` follows).
         synced: bool,
     },
 }
 
 impl Player {
-    fn new(spec: &str, seed: u64) -> anyhow::Result<Player> {
+    fn new(spec: &str, seed: u64, quiet: Duration) -> anyhow::Result<Player> {
         let (kind, arg) = match spec.split_once(':') {
             Some((k, a)) => (k, Some(a)),
             None => (spec, None),
@@ -93,7 +176,7 @@ impl Player {
             "external" => {
                 let command = arg.context("external:<command>")?;
                 Player::External {
-                    engine: ExternalEngine::start(command)?,
+                    engine: Box::new(ExternalEngine::start(command, quiet)?),
                     synced: false,
                 }
             }
@@ -103,29 +186,47 @@ impl Player {
         })
     }
 
-    /// Prepares an external engine for a new game.
-    fn start(&mut self, size: usize, ms: u64, exact_five: bool) -> anyhow::Result<()> {
+    /// Prepares an external engine for a new game and waits until it answers.
+    fn start(&mut self, args: &ArenaArgs) -> Result<(), EngineFault> {
         if let Player::External { engine, .. } = self {
-            engine.send(&format!("START {size}"))?;
+            engine.send(&format!("START {}", args.size))?;
             let ok = engine.reply(Duration::from_secs(30))?;
             if !ok.eq_ignore_ascii_case("OK") {
-                bail!("engine answered '{ok}' to START");
+                return Err(EngineFault::Protocol(format!("answered '{ok}' to START")));
             }
-            engine.send(&format!("INFO timeout_turn {ms}"))?;
+            engine.send(&format!("INFO timeout_turn {}", args.ms))?;
             engine.send("INFO timeout_match 100000000")?;
             engine.send("INFO time_left 100000000")?;
             engine.send("INFO max_memory 134217728")?;
-            engine.send(&format!("INFO rule {}", u8::from(exact_five)))?;
+            engine.send(&format!("INFO rule {}", args.rule.piskvork_code()))?;
+            // Readiness: any answer to ABOUT shows the engine has read everything before it.
+            engine.send("ABOUT")?;
+            engine.reply(Duration::from_secs(30))?;
         }
         Ok(())
     }
 
     /// The player's move in `position`; `history` is every move so far, `ms` the budget.
-    fn choose(&mut self, position: &Gomoku, history: &[Move], ms: u64) -> anyhow::Result<Move> {
+    fn choose(
+        &mut self,
+        position: &Gomoku,
+        history: &[Move],
+        ms: u64,
+        forfeit_after: Duration,
+    ) -> Result<Answer, EngineFault> {
+        let cols = position.cols();
+        let xy = |mv: Move| (mv.index() % cols, mv.index() / cols);
+        let answer = |mv: Move, depth: Option<String>| {
+            let (x, y) = xy(mv);
+            Answer { x, y, depth }
+        };
+        let no_move = || EngineFault::Protocol("found no move".into());
         match self {
             Player::Kibitz { ms: own, table } => {
-                let budget = Duration::from_millis(own.unwrap_or(ms));
-                choose_move(position, budget, table).context("kibitz found no move")
+                let limits = SearchLimits::with_budget(Duration::from_millis(own.unwrap_or(ms)));
+                let report = position.think(&limits, SearchOptions::default(), table);
+                let mv = report.best_move.ok_or_else(no_move)?;
+                Ok(answer(mv, Some(report.depth.to_string())))
             }
             Player::Random { state } => {
                 let mut moves = Vec::new();
@@ -135,33 +236,28 @@ impl Player {
                 *state ^= *state << 25;
                 *state ^= *state >> 27;
                 let r = state.wrapping_mul(0x2545_F491_4F6C_DD1D);
-                moves
+                let mv = moves
                     .get((r % moves.len().max(1) as u64) as usize)
                     .copied()
-                    .context("no legal move")
+                    .ok_or_else(no_move)?;
+                Ok(answer(mv, None))
             }
             Player::Classic { depth } => {
-                classic::classic_move(position, *depth).context("classic found no move")
+                let mv = classic::classic_move(position, *depth).ok_or_else(no_move)?;
+                Ok(answer(mv, Some(depth.to_string())))
             }
             Player::External { engine, synced } => {
-                let timeout = Duration::from_millis(ms * 5 + 2_000);
-                let cols = position.cols();
-                let xy = |mv: Move| (mv.index() % cols, mv.index() / cols);
                 if !*synced || history.is_empty() {
                     if history.is_empty() {
                         engine.send("BEGIN")?;
                     } else {
                         engine.send("BOARD")?;
-                        let me = position.side_to_move();
                         // History alternates from black; 1 marks the engine's own stones.
+                        let mine = history.len() % 2;
                         for (i, &mv) in history.iter().enumerate() {
-                            let side = if i % 2 == 0 {
-                                Side::First
-                            } else {
-                                Side::Second
-                            };
                             let (x, y) = xy(mv);
-                            engine.send(&format!("{x},{y},{}", if side == me { 1 } else { 2 }))?;
+                            let who = if i % 2 == mine { 1 } else { 2 };
+                            engine.send(&format!("{x},{y},{who}"))?;
                         }
                         engine.send("DONE")?;
                     }
@@ -170,147 +266,151 @@ impl Player {
                     let (x, y) = xy(last);
                     engine.send(&format!("TURN {x},{y}"))?;
                 }
-                let (x, y) = engine.move_reply(timeout)?;
-                if x >= cols || y >= position.rows() {
-                    bail!("engine played {x},{y}, off the board");
-                }
-                Ok(position.move_at(y, x))
+                let (x, y) = engine.move_reply(forfeit_after)?;
+                Ok(Answer {
+                    x,
+                    y,
+                    depth: engine.reported_depth(),
+                })
             }
         }
     }
 }
 
-/// How one game ended, for the first player of the match.
+/// One game's outcome for the match's first player.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GameResult {
+    /// Won on the board (a five, or the opponent's renju foul).
     Win,
+    /// Lost on the board.
     Loss,
+    /// The board filled up.
     Draw,
-}
-
-/// Reads openings: each a list of cells, black first.
-pub fn read_openings(
-    path: &std::path::Path,
-    size: usize,
-) -> anyhow::Result<Vec<Vec<(usize, usize)>>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read openings file {}", path.display()))?;
-    let mut openings = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let stones = parse_moves(line, size).with_context(|| format!("line {}", n + 1))?;
-        if !stones.is_empty() {
-            openings.push(stones);
-        }
-    }
-    if openings.is_empty() {
-        bail!("no openings in {}", path.display());
-    }
-    Ok(openings)
-}
-
-/// Parses one opening or game record: `x,y` cells (column,row, 0-based), black first,
-/// separated by spaces; `#` starts a comment.
-pub fn parse_moves(line: &str, size: usize) -> anyhow::Result<Vec<(usize, usize)>> {
-    let line = line.split('#').next().unwrap_or("").trim();
-    let mut stones = Vec::new();
-    for token in line.split_whitespace() {
-        let (x, y) = token
-            .split_once(',')
-            .with_context(|| format!("'{token}' is not x,y"))?;
-        let (x, y): (usize, usize) = (x.parse()?, y.parse()?);
-        if x >= size || y >= size {
-            bail!("{x},{y} is off a {size}x{size} board");
-        }
-        stones.push((x, y));
-    }
-    Ok(stones)
-}
-
-/// Plays `moves` (`(x, y)` = column,row) on `position`; every cell must be empty and the game
-/// still on when it is played. Returns the moves played.
-pub fn play_moves(position: &mut Gomoku, moves: &[(usize, usize)]) -> anyhow::Result<Vec<Move>> {
-    let mut played = Vec::with_capacity(moves.len());
-    for &(x, y) in moves {
-        let mv = position.move_at(y, x);
-        if !position.is_legal(mv) {
-            bail!("{x},{y} is taken");
-        }
-        if position.status() != Status::Ongoing {
-            bail!("{x},{y} is played after the game ended");
-        }
-        position.make(mv);
-        played.push(mv);
-    }
-    Ok(played)
+    /// The opponent forfeited: not a win.
+    OpponentForfeit,
+    /// The first player forfeited: not a loss on the board.
+    PlayerForfeit,
 }
 
 /// Plays one game from `opening`; `first_is_black` says which colour the match's first player
-/// has. Returns the result for the match's first player and the moves.
+/// has. Returns its record (with `number` 0; the match numbers the games).
 pub fn play_game(
     args: &ArenaArgs,
-    opening: &[(usize, usize)],
+    opening: &Opening,
     first_is_black: bool,
     seed: u64,
-) -> anyhow::Result<(GameResult, Vec<Move>, String)> {
-    let rules = GomokuRules {
-        win_length: 5,
-        overline: if args.exact_five {
-            Overline::NoWin
-        } else {
-            Overline::Win
-        },
-    };
+) -> anyhow::Result<GameRecord> {
+    let names = args.names()?;
+    let quiet = Duration::from_millis(args.quiet_ms);
+    let rules = args.rule.engine_rules();
     let mut position = Gomoku::new(args.size, args.size, rules)?;
-    let mut history = play_moves(&mut position, opening).context("opening")?;
-    let mut players = [
-        Player::new(&args.player, seed)?,
-        Player::new(&args.opponent, seed ^ 0xA5A5)?,
-    ];
-    for p in &mut players {
-        p.start(args.size, args.ms, args.exact_five)?;
+    let mut referee = Referee::new(args.size, args.rule);
+    let mut history = play_moves(&mut position, &opening.stones).context("opening")?;
+    for &(x, y) in &opening.stones {
+        if referee.play(x, y).context("opening")? != Verdict::Continue {
+            bail!("the opening {} ends the game", opening.label);
+        }
     }
-    // players[0] is the match's first player; which stone colour it has this game:
-    let first_side = if first_is_black {
-        Side::First
+    // seat[0] plays black this game.
+    let (black, white) = if first_is_black {
+        (names[0], names[1])
     } else {
-        Side::Second
+        (names[1], names[0])
     };
-    let for_first = |winner: Side| {
-        if winner == first_side {
-            GameResult::Win
-        } else {
-            GameResult::Loss
-        }
+    let mut record = GameRecord {
+        number: 0,
+        opening_label: opening.label.clone(),
+        opening: opening.stones.clone(),
+        black: black.to_string(),
+        white: white.to_string(),
+        size: args.size,
+        rule: format!("{:?}", args.rule).to_lowercase(),
+        ms_per_move: args.ms,
+        moves: Vec::new(),
+        ending: Ending::Full,
     };
-    loop {
-        match position.status() {
-            Status::Lost => {
-                let winner = position.side_to_move().other();
-                return Ok((for_first(winner), history, "five".into()));
-            }
-            Status::Draw => return Ok((GameResult::Draw, history, "board full".into())),
-            Status::Ongoing => {}
-        }
-        let mover = position.side_to_move();
-        let index = usize::from(mover != first_side);
-        let choice = players[index].choose(&position, &history, args.ms);
-        match choice {
-            Ok(mv) if position.is_legal(mv) => {
-                position.make(mv);
-                history.push(mv);
-            }
-            Ok(mv) => {
-                let why = format!(
-                    "illegal move {mv:?} by {}",
-                    [&args.player, &args.opponent][index]
-                );
-                return Ok((for_first(mover.other()), history, why));
-            }
+    let mut seats = Vec::with_capacity(2);
+    for (colour, spec, salt) in [(Colour::Black, black, 0), (Colour::White, white, 0xA5A5)] {
+        let started = Player::new(spec, seed ^ salt, quiet).and_then(|mut p| {
+            p.start(args)?;
+            Ok(p)
+        });
+        match started {
+            Ok(player) => seats.push(player),
             Err(e) => {
-                let why = format!("{} failed: {e:#}", [&args.player, &args.opponent][index]);
-                return Ok((for_first(mover.other()), history, why));
+                record.ending = Ending::Forfeit(colour, format!("could not start: {e:#}"));
+                return Ok(record);
             }
         }
+    }
+    loop {
+        let mover = referee.to_move();
+        let seat = usize::from(mover == Colour::White);
+        let asked = Instant::now();
+        let choice = seats[seat].choose(&position, &history, args.ms, args.forfeit_after());
+        let ms = asked.elapsed().as_millis() as u64;
+        let answer = match choice {
+            Ok(answer) if asked.elapsed() <= args.forfeit_after() => answer,
+            Ok(_) => {
+                let why = EngineFault::TimedOut(u128::from(ms)).to_string();
+                record.ending = Ending::Forfeit(mover, why);
+                return Ok(record);
+            }
+            Err(fault) => {
+                record.ending = Ending::Forfeit(mover, fault.to_string());
+                return Ok(record);
+            }
+        };
+        let verdict = match referee.play(answer.x, answer.y) {
+            Ok(verdict) => verdict,
+            Err(illegal) => {
+                record.ending = Ending::Forfeit(mover, format!("illegal move: {illegal}"));
+                return Ok(record);
+            }
+        };
+        record.moves.push(MoveRecord {
+            x: answer.x,
+            y: answer.y,
+            ms,
+            depth: answer.depth,
+        });
+        match verdict {
+            Verdict::Continue => {}
+            Verdict::Win => {
+                record.ending = Ending::Five(mover);
+                return Ok(record);
+            }
+            Verdict::Foul(why) => {
+                record.ending = Ending::Foul(why);
+                return Ok(record);
+            }
+            Verdict::Full => {
+                record.ending = Ending::Full;
+                return Ok(record);
+            }
+        }
+        // The referee accepted the move, so the cell is empty on the engine's board too.
+        let mv = position.move_at(answer.y, answer.x);
+        position.make(mv);
+        history.push(mv);
+    }
+}
+
+/// The result of a game for the match's first player, from its record.
+pub fn result_for_first(record: &GameRecord, first_is_black: bool) -> GameResult {
+    let first = if first_is_black {
+        Colour::Black
+    } else {
+        Colour::White
+    };
+    match &record.ending {
+        Ending::Forfeit(colour, _) if *colour == first => GameResult::PlayerForfeit,
+        Ending::Forfeit(..) => GameResult::OpponentForfeit,
+        Ending::Full => GameResult::Draw,
+        ending => match ending.winner_on_board() {
+            Some(colour) if colour == first => GameResult::Win,
+            _ => GameResult::Loss,
+        },
     }
 }
 
@@ -327,38 +427,69 @@ pub fn wilson_interval(score: f64, n: f64) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// The tally of a match.
+/// The tally of a match, for its first player.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Games won on the board.
     pub wins: u32,
+    /// Games lost on the board.
     pub losses: u32,
     pub draws: u32,
+    /// Games the opponent forfeited (not wins).
+    pub opponent_forfeits: u32,
+    /// Games the first player forfeited (not losses).
+    pub player_forfeits: u32,
+    /// Games whose moves repeated an earlier game's, move for move.
+    pub repeats: u32,
 }
 
 impl Tally {
-    pub fn games(&self) -> u32 {
+    /// Games decided on the board: the ones the score is computed over.
+    pub fn scored_games(&self) -> u32 {
         self.wins + self.losses + self.draws
     }
 
-    /// Score fraction (a draw is half a win) and its 95 % interval.
+    pub fn add(&mut self, result: GameResult) {
+        match result {
+            GameResult::Win => self.wins += 1,
+            GameResult::Loss => self.losses += 1,
+            GameResult::Draw => self.draws += 1,
+            GameResult::OpponentForfeit => self.opponent_forfeits += 1,
+            GameResult::PlayerForfeit => self.player_forfeits += 1,
+        }
+    }
+
+    /// Score fraction over the games decided on the board (a draw is half a win) and its 95 %
+    /// Wilson interval; forfeits are left out.
     pub fn score(&self) -> (f64, f64, f64) {
-        let n = self.games() as f64;
+        let n = self.scored_games() as f64;
         let s = self.wins as f64 + 0.5 * self.draws as f64;
         let (lo, hi) = wilson_interval(s, n);
         (if n > 0.0 { s / n } else { 0.0 }, lo, hi)
     }
 }
 
-/// Plays a whole match and returns the tally for the first player, printing as it goes.
-pub fn play_match(args: &ArenaArgs) -> anyhow::Result<Tally> {
-    let mut openings = read_openings(&args.openings, args.size)?;
+/// A finished match: the tally and every game's record, in game order.
+pub struct MatchReport {
+    pub tally: Tally,
+    pub games: Vec<GameRecord>,
+}
+
+/// Plays a whole match, printing a line per game and appending each record to `record_to`.
+pub fn play_match(
+    args: &ArenaArgs,
+    mut record_to: Option<&mut (dyn Write + Send)>,
+) -> anyhow::Result<MatchReport> {
+    let names = args.names()?;
+    let mut openings = read_openings(args.openings.as_deref(), args.size)?;
     if let Some(limit) = args.limit {
         openings.truncate(limit.max(1));
     }
-    let games = openings.len() * 2;
+    let per_round = openings.len() * 2;
+    let games = per_round * args.rounds.max(1);
     let next = AtomicUsize::new(0);
-    let tally = Mutex::new(Tally::default());
-    let cols = args.size;
+    let finished: Mutex<Vec<(GameRecord, bool)>> = Mutex::new(Vec::new());
+    let sink = Mutex::new(record_to.as_deref_mut());
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let mut workers = Vec::new();
         for _ in 0..args.parallel.clamp(1, 2) {
@@ -368,31 +499,34 @@ pub fn play_match(args: &ArenaArgs) -> anyhow::Result<Tally> {
                     if game >= games {
                         return Ok(());
                     }
-                    let first_is_black = game % 2 == 0;
-                    let (result, moves, why) =
-                        play_game(args, &openings[game / 2], first_is_black, game as u64 + 1)?;
-                    let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
-                    match result {
-                        GameResult::Win => t.wins += 1,
-                        GameResult::Loss => t.losses += 1,
-                        GameResult::Draw => t.draws += 1,
-                    }
+                    let in_round = game % per_round;
+                    let first_is_black = in_round % 2 == 0;
+                    let opening = &openings[in_round / 2];
+                    let mut record = play_game(args, opening, first_is_black, game as u64 + 1)?;
+                    record.number = game + 1;
+                    let result = result_for_first(&record, first_is_black);
                     let colour = if first_is_black { "black" } else { "white" };
                     println!(
-                        "game {:>2} opening {:>2} {} as {colour}: {:?} after {} moves ({why})",
-                        game + 1,
-                        game / 2 + 1,
-                        args.player,
-                        result,
-                        moves.len()
+                        "game {:>3} opening {:>2} {} as {colour}: {result:?} after {} moves ({})",
+                        record.number,
+                        in_round / 2 + 1,
+                        names[0],
+                        record.moves.len(),
+                        record.ending
                     );
                     if args.verbose {
-                        let text: Vec<String> = moves
-                            .iter()
-                            .map(|m| format!("{},{}", m.index() % cols, m.index() / cols))
-                            .collect();
-                        println!("  moves: {}", text.join(" "));
+                        println!("{record}");
                     }
+                    let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(out) = sink.as_mut() {
+                        write!(out, "{record}")?;
+                        out.flush()?;
+                    }
+                    drop(sink);
+                    finished
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((record, first_is_black));
                 }
             }));
         }
@@ -402,25 +536,98 @@ pub fn play_match(args: &ArenaArgs) -> anyhow::Result<Tally> {
         }
         Ok(())
     })?;
-    Ok(tally.into_inner().unwrap_or_else(|e| e.into_inner()))
+    let mut finished = finished.into_inner().unwrap_or_else(|e| e.into_inner());
+    finished.sort_by_key(|(r, _)| r.number);
+    let mut tally = Tally::default();
+    let mut seen: HashMap<Vec<(usize, usize)>, usize> = HashMap::new();
+    for (record, first_is_black) in &finished {
+        tally.add(result_for_first(record, *first_is_black));
+        let count = seen.entry(record.all_stones()).or_insert(0);
+        if *count > 0 {
+            tally.repeats += 1;
+        }
+        *count += 1;
+    }
+    Ok(MatchReport {
+        tally,
+        games: finished.into_iter().map(|(r, _)| r).collect(),
+    })
 }
 
-/// `kibitz arena`: plays the match and prints the summary line.
-pub fn run_arena(args: &ArenaArgs) -> anyhow::Result<()> {
-    let tally = play_match(args)?;
-    let (score, lo, hi) = tally.score();
-    println!(
-        "{} vs {}: {} games at {} ms/move: W {} L {} D {}, score {:.1}% (95% CI {:.1}-{:.1}%)",
-        args.player,
-        args.opponent,
-        tally.games(),
+/// The summary line of a match.
+pub fn summary(args: &ArenaArgs, report: &MatchReport) -> String {
+    let t = &report.tally;
+    let (score, lo, hi) = t.score();
+    let names = args.names().unwrap_or(["?", "?"]);
+    let slowest = |of_first: bool| {
+        report
+            .games
+            .iter()
+            .flat_map(|g| {
+                let first_black = g.black == names[0];
+                let parity = usize::from(first_black != of_first);
+                let start = g.opening.len();
+                g.moves
+                    .iter()
+                    .enumerate()
+                    .filter(move |(i, _)| (start + i) % 2 == parity)
+                    .map(|(_, m)| m.ms)
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    format!(
+        "{} vs {}: {} games ({:?}, {} ms/move): on the board W {} L {} D {}, score {:.1}% \
+         (95% CI {:.1}-{:.1}%) over {} games; forfeits (not scored): {} {}, {} {}; \
+         repeated games {}; slowest move {} ms / {} ms",
+        names[0],
+        names[1],
+        report.games.len(),
+        args.rule,
         args.ms,
-        tally.wins,
-        tally.losses,
-        tally.draws,
+        t.wins,
+        t.losses,
+        t.draws,
         100.0 * score,
         100.0 * lo,
-        100.0 * hi
-    );
+        100.0 * hi,
+        t.scored_games(),
+        names[0],
+        t.player_forfeits,
+        names[1],
+        t.opponent_forfeits,
+        t.repeats,
+        slowest(true),
+        slowest(false),
+    )
+}
+
+/// `kibitz arena`: plays the match (or makes openings), writes the records and prints the
+/// summary.
+pub fn run_arena(args: &ArenaArgs) -> anyhow::Result<()> {
+    if let Some(count) = args.make_openings {
+        let lines = make_balanced_openings(count, args.seed, args.size, BalanceTest::default())?;
+        println!(
+            "# {count} balanced openings made by `kibitz arena --make-openings {count} --seed {}`",
+            args.seed
+        );
+        for line in lines {
+            println!("{line}");
+        }
+        return Ok(());
+    }
+    let path = args.record.clone().unwrap_or_else(|| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        PathBuf::from(format!("arena-{now}.games.txt"))
+    });
+    let mut file = std::fs::File::create(&path)
+        .with_context(|| format!("cannot write the game records to {}", path.display()))?;
+    let report = play_match(args, Some(&mut file))?;
+    let line = summary(args, &report);
+    writeln!(file, "{line}")?;
+    println!("{line}");
+    println!("game records: {}", path.display());
     Ok(())
 }

@@ -142,15 +142,36 @@ pub fn parse_gomoku_rules(
                     }
                 }
             }
+            "variant" => {
+                options.renju = match value.as_str() {
+                    Some("gomoku") => false,
+                    Some("renju") => true,
+                    _ => {
+                        return Err(RulesError {
+                            pointer,
+                            message: "variant must be \"gomoku\" or \"renju\"".into(),
+                        });
+                    }
+                }
+            }
             _ => {
                 return Err(RulesError {
                     pointer,
                     message: format!(
-                        "gomoku has no rule named '{key}'; its rules are win_length and overline"
+                        "gomoku has no rule named '{key}'; its rules are win_length, overline and variant"
                     ),
                 });
             }
         }
+    }
+    // Renju fixes the line (five) and the overline rule (black: exactly five; white: more wins).
+    if options.renju && (options.win_length != 5 || options.overline != Overline::Win) {
+        return Err(RulesError {
+            pointer: "/rules/variant".into(),
+            message: "renju is played with five in a row and its own overline rule: \
+                      leave out win_length and overline, or give 5 and \"win\""
+                .into(),
+        });
     }
     Ok(options)
 }
@@ -169,6 +190,14 @@ pub fn gomoku_rule_info() -> Vec<RuleInfo> {
             description: "\"win\": five or more wins (free-style); \"no_win\": exactly five (standard)",
             default: Value::from("win"),
             values: Some(vec![Value::from("win"), Value::from("no_win")]),
+        },
+        RuleInfo {
+            name: "variant",
+            description: "\"gomoku\": win_length and overline decide; \"renju\": five in a row, \
+                          black may not play a double three, double four or overline and wins \
+                          only with exactly five, white wins with five or more",
+            default: Value::from("gomoku"),
+            values: Some(vec![Value::from("gomoku"), Value::from("renju")]),
         },
     ]
 }
@@ -282,7 +311,12 @@ impl ServedGame for Gomoku {
     }
 
     fn rules_key(rules: &GomokuRules) -> String {
-        format!("k{}:{:?}", rules.win_length, rules.overline)
+        format!(
+            "k{}:{:?}{}",
+            rules.win_length,
+            rules.overline,
+            if rules.renju { ":renju" } else { "" }
+        )
     }
 
     fn info() -> GameInfo {

@@ -21,6 +21,7 @@ mod connect4_positions;
 mod gomoku_arena;
 mod gomoku_limits;
 mod gomoku_pbrain;
+mod gomoku_renju;
 mod gomoku_rules;
 mod gomoku_search_equivalence;
 mod gomoku_tactics;

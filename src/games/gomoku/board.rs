@@ -146,7 +146,8 @@ impl Geometry {
             (rows as u64) << 48
                 | (cols as u64) << 32
                 | u64::from(rules.win_length) << 8
-                | u64::from(rules.overline == Overline::NoWin),
+                | u64::from(rules.overline == Overline::NoWin)
+                | u64::from(rules.renju) << 1,
         );
         Geometry {
             rows,

@@ -14,12 +14,14 @@
 //! - [`selective`]: the view of a position the main search uses on big boards (best moves only).
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
+//! - [`renju`]: renju's forbidden points for black (exact, recursive).
 //! - [`pbrain`]: the piskvork engine protocol over stdin/stdout.
 
 pub mod board;
 pub mod eval;
 pub mod patterns;
 pub mod pbrain;
+pub mod renju;
 pub mod selective;
 pub mod vcf;
 pub mod vct;
@@ -56,7 +58,11 @@ pub enum Overline {
 pub struct GomokuRules {
     /// Stones in a row that win (k of an m,n,k-game).
     pub win_length: u32,
+    /// Whether a longer line wins (under renju: white's rule; black needs exactly five).
     pub overline: Overline,
+    /// Renju: black may not play a forbidden point ([`renju`]) and wins only with exactly five;
+    /// white wins with five or more. Needs `win_length` 5 and `overline` [`Overline::Win`].
+    pub renju: bool,
 }
 
 impl Default for GomokuRules {
@@ -64,6 +70,7 @@ impl Default for GomokuRules {
         GomokuRules {
             win_length: 5,
             overline: Overline::Win,
+            renju: false,
         }
     }
 }
@@ -80,7 +87,16 @@ impl GomokuRules {
         Ok(GomokuRules {
             win_length,
             overline,
+            renju: false,
         })
+    }
+
+    /// The renju rule set: five in a row, black restricted (see [`renju`]).
+    pub fn renju() -> Self {
+        GomokuRules {
+            renju: true,
+            ..GomokuRules::default()
+        }
     }
 }
 
@@ -218,6 +234,7 @@ impl Gomoku {
             if self.board.cells[cell] == 0
                 && self.board.near[cell] > 0
                 && self.board.makes_five(cell, s)
+                && (!self.black_is_restricted(side) || self.makes_exact_five(cell))
             {
                 if n < out.len() {
                     out[n] = cell;
@@ -231,6 +248,55 @@ impl Gomoku {
     fn first_five_cell(&self, side: Side) -> Option<usize> {
         let mut cell = [0usize; 1];
         (self.five_cells(side, &mut cell) > 0).then_some(cell[0])
+    }
+
+    /// Whether `side` plays under renju's restrictions (it is black and the rules are renju).
+    fn black_is_restricted(&self, side: Side) -> bool {
+        self.board.geo.rules.renju && side == Side::First
+    }
+
+    /// Whether black on the empty `cell` makes exactly five.
+    fn makes_exact_five(&self, cell: usize) -> bool {
+        renju::makes_exact_five(&self.board.cells, self.rows(), self.cols(), cell)
+    }
+
+    /// Under renju, why black may not play `cell`, if it may not; `None` for every other rule
+    /// set. The exact test ([`renju::forbidden`]) only runs where the cached patterns allow a
+    /// forbidden shape: a four or more on some line (overlines, one-line double fours, fours
+    /// across lines), or open threes or more on two lines.
+    pub fn forbidden(&self, cell: usize) -> Option<renju::Forbidden> {
+        if !self.board.geo.rules.renju || self.board.cells[cell] != 0 {
+            return None;
+        }
+        let black = Side::First.index();
+        let levels = &self.board.pattern[cell][black * 4..black * 4 + 4];
+        let threes = levels.iter().filter(|&&l| l >= OPEN_THREE).count();
+        if threes < 2 && levels.iter().all(|&l| l < FOUR) {
+            return None;
+        }
+        renju::forbidden(&self.board.cells, self.rows(), self.cols(), cell)
+    }
+
+    /// Under renju, every point black may not play now, with the reason, in cell order
+    /// (whoever is to move: white's moves are judged by them too).
+    pub fn forbidden_points(&self) -> Vec<(Move, renju::Forbidden)> {
+        (0..self.board.cells.len())
+            .filter_map(|cell| self.forbidden(cell).map(|why| (Move(cell as u16), why)))
+            .collect()
+    }
+
+    /// Removes from `moves` the points the side to move may not play (renju, black).
+    fn drop_forbidden(&self, moves: &mut Vec<Move>, from: usize) {
+        if self.black_is_restricted(self.to_move) {
+            let mut i = from;
+            while i < moves.len() {
+                if self.forbidden(moves[i].index()).is_some() {
+                    moves.swap_remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
     }
 
     /// Candidate cells: empty and within two cells of a stone (the centre on an empty board).
@@ -275,6 +341,50 @@ impl Gomoku {
     }
 }
 
+impl Gomoku {
+    /// The threat rules: win if possible; else block a five; against an open three answer only
+    /// with moves that can matter (fours of our own, or cells on the threatened line).
+    fn threat_moves(&self, out: &mut Vec<Move>) {
+        if self.status() != Status::Ongoing {
+            return;
+        }
+        let me = self.to_move.index();
+        let opp = 1 - me;
+        if let Some(cell) = self.first_five_cell(self.to_move) {
+            out.push(Move(cell as u16));
+            return;
+        }
+        if self.board.level_count[opp][FIVE as usize] > 0 {
+            // Every cell where the opponent would win must be blocked; blocking one is all we
+            // can do (two of them mean the game is lost, and either block is the longest defence).
+            // Under renju black's overline cells count as fives in the patterns but win nothing.
+            let mut cells = [0usize; 8];
+            let n = self.five_cells(self.to_move.other(), &mut cells);
+            if n > 0 {
+                out.extend(cells[..n.min(8)].iter().map(|&c| Move(c as u16)));
+                return;
+            }
+        }
+        if self.board.level_count[opp][OPEN_FOUR as usize] > 0 {
+            // The opponent threatens an open four (it has an open three). To stop it we must
+            // take the cell of that open four or one of the cells that would complete it, and
+            // every such cell is one where the opponent would make a four now; or we make a
+            // four of our own first. Nothing else can matter.
+            self.for_each_candidate(|cell| {
+                if self.board.best_level(cell, opp) >= FOUR
+                    || self.board.best_level(cell, me) >= FOUR
+                {
+                    out.push(Move(cell as u16));
+                }
+            });
+            if !out.is_empty() {
+                return;
+            }
+        }
+        self.for_each_candidate(|cell| out.push(Move(cell as u16)));
+    }
+}
+
 impl Game for Gomoku {
     fn move_space(&self) -> usize {
         self.board.cells.len()
@@ -301,17 +411,20 @@ impl Game for Gomoku {
         if self.status() != Status::Ongoing {
             return;
         }
+        let from = out.len();
         out.extend(
             (0..self.board.cells.len())
                 .filter(|&c| self.board.cells[c] == 0)
                 .map(|c| Move(c as u16)),
         );
+        self.drop_forbidden(out, from);
     }
 
     fn make(&mut self, mv: Move) {
         let cell = mv.index();
         let side = self.to_move.index();
-        self.five_made = self.board.makes_five(cell, side);
+        self.five_made = self.board.makes_five(cell, side)
+            && (!self.black_is_restricted(self.to_move) || self.makes_exact_five(cell));
         self.board.place(cell, side);
         self.to_move = self.to_move.other();
     }
@@ -344,43 +457,11 @@ impl Game for Gomoku {
         self.board.cells.len() as u32 - self.board.stones
     }
 
-    /// The threat rules: win if possible; else block a five; against an open three answer only
-    /// with moves that can matter (fours of our own, or cells on the threatened line).
+    /// The threat rules ([`Gomoku::threat_moves`]), without renju's forbidden points.
     fn search_moves(&self, out: &mut Vec<Move>) {
-        if self.status() != Status::Ongoing {
-            return;
-        }
-        let me = self.to_move.index();
-        let opp = 1 - me;
-        if let Some(cell) = self.first_five_cell(self.to_move) {
-            out.push(Move(cell as u16));
-            return;
-        }
-        if self.board.level_count[opp][FIVE as usize] > 0 {
-            // Every cell where the opponent would win must be blocked; blocking one is all we
-            // can do (two of them mean the game is lost, and either block is the longest defence).
-            let mut cells = [0usize; 8];
-            let n = self.five_cells(self.to_move.other(), &mut cells);
-            out.extend(cells[..n.min(8)].iter().map(|&c| Move(c as u16)));
-            return;
-        }
-        if self.board.level_count[opp][OPEN_FOUR as usize] > 0 {
-            // The opponent threatens an open four (it has an open three). To stop it we must
-            // take the cell of that open four or one of the cells that would complete it, and
-            // every such cell is one where the opponent would make a four now; or we make a
-            // four of our own first. Nothing else can matter.
-            self.for_each_candidate(|cell| {
-                if self.board.best_level(cell, opp) >= FOUR
-                    || self.board.best_level(cell, me) >= FOUR
-                {
-                    out.push(Move(cell as u16));
-                }
-            });
-            if !out.is_empty() {
-                return;
-            }
-        }
-        self.for_each_candidate(|cell| out.push(Move(cell as u16)));
+        let from = out.len();
+        self.threat_moves(out);
+        self.drop_forbidden(out, from);
     }
 
     fn immediate_win(&self) -> Option<Move> {
@@ -500,7 +581,12 @@ impl BoardGame for Gomoku {
         };
         let mut solver = vcf::Vcf::new(self.clone());
         let mut vct_nodes = 0;
-        if self.board.level_count[self.to_move.other().index()][FIVE as usize] == 0 {
+        // Under renju the threat solvers do not know black's forbidden points, so a black
+        // "win" of theirs may be no win: black skips step 2. White's wins stay sound (they
+        // only grant black more defences than it has).
+        if self.board.level_count[self.to_move.other().index()][FIVE as usize] == 0
+            && !self.black_is_restricted(self.to_move)
+        {
             // Step 2. Our own VCF, with up to a third of the budget (usually far less).
             let vcf_limits = vcf::VcfLimits {
                 deadline: share(3),

@@ -4,7 +4,7 @@
 //! the top-left. Supported: `START n`, `RECTSTART w,h`, `RESTART`, `BEGIN`, `TURN x,y`,
 //! `BOARD` ... `DONE` (`x,y,1` our stone, `x,y,2` the opponent's), `TAKEBACK x,y`,
 //! `INFO key value` (`timeout_turn`, `timeout_match`, `time_left`, `max_memory`, `rule` with bit 0
-//! = exactly five), `ABOUT` and `END`. Anything else gets `UNKNOWN`, bad input `ERROR`. The
+//! = exactly five, bit 2 = renju), `ABOUT` and `END`. Anything else gets `UNKNOWN`, bad input `ERROR`. The
 //! transposition table lives for the whole session, so each move starts from what the previous
 //! search left.
 
@@ -202,7 +202,9 @@ impl Session {
                 self.table = TranspositionTable::with_megabytes(mb);
             }
             "rule" => {
-                self.rules.overline = if value & 1 == 1 {
+                // Bit 0: exactly five; bit 2: renju (which has its own overline rule).
+                self.rules.renju = value & 4 == 4;
+                self.rules.overline = if value & 1 == 1 && !self.rules.renju {
                     Overline::NoWin
                 } else {
                     Overline::Win

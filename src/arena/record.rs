@@ -1,0 +1,129 @@
+//! Game records: every game of a match, kept in a text file a person can read and replay.
+//!
+//! A record names the players and colours, the opening, every move after it with the time it
+//! took and the depth the player reported, how the game ended and the final board. Its `replay`
+//! line lists all the stones from the empty board in the openings format, so a finished game can
+//! be fed back to `kibitz arena --openings` or pasted into a piskvork manager.
+
+use std::fmt;
+
+use super::referee::Colour;
+use crate::games::gomoku::renju::Forbidden;
+
+/// One move after the opening.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveRecord {
+    pub x: usize,
+    pub y: usize,
+    /// Wall time from asking the player to its answer.
+    pub ms: u64,
+    /// The depth the player reported (kibitz's completed depth, an engine's `MESSAGE`).
+    pub depth: Option<String>,
+}
+
+/// How a game ended, as the referee saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The colour's winning line stands on the board.
+    Five(Colour),
+    /// Renju: black played a forbidden point; white wins on the board.
+    Foul(Forbidden),
+    /// The board filled up.
+    Full,
+    /// The colour's player broke the protocol, crashed, timed out or sent an illegal move:
+    /// no result on the board.
+    Forfeit(Colour, String),
+}
+
+impl Ending {
+    /// The colour that won on the board, if any.
+    pub fn winner_on_board(&self) -> Option<Colour> {
+        match self {
+            Ending::Five(colour) => Some(*colour),
+            Ending::Foul(_) => Some(Colour::White),
+            Ending::Full | Ending::Forfeit(..) => None,
+        }
+    }
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ending::Five(colour) => write!(f, "{} wins with a five", colour.name()),
+            Ending::Foul(why) => write!(
+                f,
+                "white wins: black played a forbidden point ({})",
+                why.name()
+            ),
+            Ending::Full => write!(f, "draw: the board is full"),
+            Ending::Forfeit(colour, why) => write!(f, "{} forfeits: {why}", colour.name()),
+        }
+    }
+}
+
+/// A finished game.
+#[derive(Clone, Debug)]
+pub struct GameRecord {
+    /// 1-based number of the game in the match.
+    pub number: usize,
+    pub opening_label: String,
+    pub opening: Vec<(usize, usize)>,
+    pub black: String,
+    pub white: String,
+    pub size: usize,
+    pub rule: String,
+    pub ms_per_move: u64,
+    pub moves: Vec<MoveRecord>,
+    pub ending: Ending,
+}
+
+impl GameRecord {
+    /// All stones from the empty board: the opening, then the game.
+    pub fn all_stones(&self) -> Vec<(usize, usize)> {
+        self.opening
+            .iter()
+            .copied()
+            .chain(self.moves.iter().map(|m| (m.x, m.y)))
+            .collect()
+    }
+}
+
+fn cells_text(cells: &[(usize, usize)]) -> String {
+    let text: Vec<String> = cells.iter().map(|(x, y)| format!("{x},{y}")).collect();
+    text.join(" ")
+}
+
+impl fmt::Display for GameRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "[game {}] {}x{} {}, {} ms a move, opening {}",
+            self.number, self.size, self.size, self.rule, self.ms_per_move, self.opening_label
+        )?;
+        writeln!(f, "black: {}", self.black)?;
+        writeln!(f, "white: {}", self.white)?;
+        writeln!(f, "opening: {}", cells_text(&self.opening))?;
+        for (i, m) in self.moves.iter().enumerate() {
+            let ply = self.opening.len() + i + 1;
+            let colour = if ply % 2 == 1 { "black" } else { "white" };
+            writeln!(
+                f,
+                "  {ply:>3} {colour} {:>2},{:<2} {:>5} ms  depth {}",
+                m.x,
+                m.y,
+                m.ms,
+                m.depth.as_deref().unwrap_or("-")
+            )?;
+        }
+        writeln!(f, "result: {}", self.ending)?;
+        writeln!(f, "replay: {}", cells_text(&self.all_stones()))?;
+        let mut board = vec![vec!['.'; self.size]; self.size];
+        for (i, (x, y)) in self.all_stones().into_iter().enumerate() {
+            board[y][x] = if i % 2 == 0 { 'X' } else { 'O' };
+        }
+        for row in board {
+            writeln!(f, "  {}", row.into_iter().collect::<String>())?;
+        }
+        writeln!(f)
+    }
+}

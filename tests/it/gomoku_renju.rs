@@ -1,0 +1,330 @@
+//! Renju: known forbidden points for black (double three, double four, overline, and the false
+//! threes whose only four point is itself forbidden), the engine's move filter built on them,
+//! and the `variant` rule of the API.
+
+use std::time::Duration;
+
+use kibitz::engine::{Game, Move, SearchLimits, SearchOptions, Side, TranspositionTable};
+use kibitz::games::BoardGame;
+use kibitz::games::gomoku::renju::{self, Forbidden};
+use kibitz::games::gomoku::{Gomoku, GomokuRules};
+use kibitz::service::games::parse_gomoku_rules;
+
+const SIZE: usize = 15;
+
+/// A 15x15 board from rows laid at its top-left: `X` black, `O` white, `*` the point asked
+/// about (empty). Returns the cells (`0`/`1`/`2`) and the asked cell.
+fn board(rows: &[&str]) -> (Vec<u8>, usize) {
+    let mut cells = vec![0u8; SIZE * SIZE];
+    let mut asked = usize::MAX;
+    for (r, row) in rows.iter().enumerate() {
+        for (c, ch) in row.chars().enumerate() {
+            let cell = r * SIZE + c;
+            match ch {
+                'X' => cells[cell] = 1,
+                'O' => cells[cell] = 2,
+                '*' => asked = cell,
+                _ => {}
+            }
+        }
+    }
+    (cells, asked)
+}
+
+/// The renju position of `cells`, black to move.
+fn position(cells: &[u8]) -> Gomoku {
+    let mut p = Gomoku::new(SIZE, SIZE, GomokuRules::renju()).expect("15x15 renju");
+    let stones = cells.iter().enumerate().filter_map(|(i, &v)| match v {
+        1 => Some((i, Side::First)),
+        2 => Some((i, Side::Second)),
+        _ => None,
+    });
+    p.set_up(stones, Side::First);
+    p
+}
+
+/// The verdict on the `*` point, checked to be the same through the engine's filtered path.
+fn verdict(rows: &[&str]) -> Option<Forbidden> {
+    let (cells, asked) = board(rows);
+    let exact = renju::forbidden(&cells, SIZE, SIZE, asked);
+    assert_eq!(
+        position(&cells).forbidden(asked),
+        exact,
+        "the engine's pattern filter disagrees with the exact test"
+    );
+    exact
+}
+
+#[test]
+fn two_open_threes_at_once_are_a_forbidden_double_three() {
+    assert_eq!(
+        verdict(&[
+            ".........",
+            ".........",
+            "....X....",
+            "....X....",
+            "..XX*....",
+            ".........",
+            ".........",
+        ]),
+        Some(Forbidden::DoubleThree)
+    );
+}
+
+#[test]
+fn a_split_three_counts_as_a_three() {
+    assert_eq!(
+        verdict(&[
+            ".........",
+            ".........",
+            "....X....",
+            "....X....",
+            ".X.X*....",
+            ".........",
+            ".........",
+        ]),
+        Some(Forbidden::DoubleThree)
+    );
+}
+
+#[test]
+fn a_four_and_a_three_are_allowed() {
+    assert_eq!(
+        verdict(&[
+            ".........",
+            "....X....",
+            "....X....",
+            "....X....",
+            "..XX*....",
+            ".........",
+            ".........",
+        ]),
+        None
+    );
+}
+
+#[test]
+fn a_three_blocked_at_one_end_is_no_three() {
+    assert_eq!(
+        verdict(&[
+            ".........",
+            ".........",
+            "....X....",
+            "....X....",
+            ".OXX*....",
+            ".........",
+            ".........",
+        ]),
+        None
+    );
+}
+
+#[test]
+fn a_three_that_could_only_become_an_overline_is_no_three() {
+    // Row 4 `X.XX.*`: the straight four needs col 4, and its end at col 1 would join col 0
+    // into six; so only column 5 makes a three.
+    assert_eq!(
+        verdict(&[
+            "..........",
+            "..........",
+            ".....X....",
+            ".....X....",
+            "X.XX.*....",
+            "..........",
+            "..........",
+        ]),
+        None
+    );
+}
+
+#[test]
+fn fours_on_two_lines_are_a_forbidden_double_four() {
+    assert_eq!(
+        verdict(&[
+            ".........",
+            "....X....",
+            "....X....",
+            "....X....",
+            ".XXX*....",
+            ".........",
+        ]),
+        Some(Forbidden::DoubleFour)
+    );
+}
+
+#[test]
+fn two_fours_on_one_line_are_a_forbidden_double_four() {
+    assert_eq!(
+        verdict(&["...........", "..X.X*X.X..", "..........."]),
+        Some(Forbidden::DoubleFour)
+    );
+}
+
+#[test]
+fn six_in_a_row_is_a_forbidden_overline() {
+    assert_eq!(
+        verdict(&["...........", "..XXX*XX...", "..........."]),
+        Some(Forbidden::Overline)
+    );
+}
+
+#[test]
+fn exactly_five_wins_even_where_it_also_makes_a_double_three() {
+    assert_eq!(
+        verdict(&[
+            ".........",
+            ".........",
+            "..X.X....",
+            "...XX....",
+            "XXXX*....",
+            ".........",
+        ]),
+        None
+    );
+}
+
+/// Row 7 holds the split three `X.X*` whose only straight-four point is (7,5); column 5 holds
+/// `column` (rows 0..), which decides whether (7,5) is itself forbidden once `*` is down.
+/// Column 7 holds an ordinary three through `*`.
+fn false_three_board(column: &[usize]) -> Vec<String> {
+    let mut rows = vec![vec!['.'; 12]; 12];
+    rows[7][4] = 'X';
+    rows[7][6] = 'X';
+    rows[7][7] = '*';
+    rows[5][7] = 'X';
+    rows[6][7] = 'X';
+    for &r in column {
+        rows[r][5] = 'X';
+    }
+    rows.into_iter().map(|r| r.into_iter().collect()).collect()
+}
+
+#[test]
+fn a_three_whose_only_four_point_is_an_overline_is_false_so_no_double_three() {
+    // (7,5) would join rows 4-6 and 8-9 of column 5: six in a row, forbidden.
+    let rows = false_three_board(&[4, 5, 6, 8, 9]);
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    assert_eq!(verdict(&rows), None);
+}
+
+#[test]
+fn a_three_whose_only_four_point_is_a_double_four_is_false_so_no_double_three() {
+    // (7,5) would make a four in column 5 (rows 4-7) beside the row's straight four.
+    let rows = false_three_board(&[4, 5, 6]);
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    assert_eq!(verdict(&rows), None);
+}
+
+#[test]
+fn the_same_three_is_real_when_its_four_point_is_allowed() {
+    // (7,5) now makes only a three in column 5 beside the four: allowed, so the double three
+    // at `*` is real.
+    let rows = false_three_board(&[5, 6]);
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    assert_eq!(verdict(&rows), Some(Forbidden::DoubleThree));
+}
+
+#[test]
+fn a_three_whose_four_point_is_a_four_three_three_is_false() {
+    // Row 7's split three `X.X*` needs (7,5); with `*` down, (7,5) makes the row's four plus
+    // threes in column 5 (rows 5-7) and on the diagonal (5,3), (6,4): a double three beside a
+    // four, forbidden (the test of those threes is the second level of recursion). So `*`
+    // makes one real three (column 7) and is allowed.
+    let mut rows = vec![vec!['.'; 12]; 12];
+    for (r, c) in [
+        (7, 4),
+        (7, 6),
+        (5, 7),
+        (6, 7),
+        (6, 5),
+        (5, 5),
+        (6, 4),
+        (5, 3),
+    ] {
+        rows[r][c] = 'X';
+    }
+    rows[7][7] = '*';
+    let rows: Vec<String> = rows.into_iter().map(|r| r.into_iter().collect()).collect();
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    assert_eq!(verdict(&rows), None);
+}
+
+#[test]
+fn the_engine_lists_the_forbidden_points() {
+    let (cells, asked) = board(&[
+        ".........",
+        ".........",
+        "....X....",
+        "....X....",
+        "..XX*....",
+        ".........",
+    ]);
+    let points = position(&cells).forbidden_points();
+    assert!(points.contains(&(Move(asked as u16), Forbidden::DoubleThree)));
+}
+
+#[test]
+fn free_style_rules_forbid_nothing() {
+    let (cells, asked) = board(&["...........", "..XXX*XX..."]);
+    let mut p = Gomoku::new(SIZE, SIZE, GomokuRules::default()).expect("board");
+    p.set_up(
+        cells
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v == 1)
+            .map(|(i, _)| (i, Side::First)),
+        Side::First,
+    );
+    assert_eq!(p.forbidden(asked), None);
+}
+
+#[test]
+fn black_making_six_under_renju_is_no_win_and_not_played() {
+    let (cells, asked) = board(&["...........", "..XXX*XX...", "OOO.O......"]);
+    let p = position(&cells);
+    assert_eq!(p.immediate_win(), None);
+    let mut moves = Vec::new();
+    p.legal_moves(&mut moves);
+    assert!(!moves.contains(&Move(asked as u16)));
+}
+
+#[test]
+fn the_engine_never_plays_a_forbidden_point_as_black() {
+    // The double-three point is the obvious attacking move; under renju it is forbidden.
+    let (mut cells, asked) = board(&[
+        "...............",
+        "...............",
+        "....X..........",
+        "....X..........",
+        "..XX*..........",
+        "...............",
+    ]);
+    // White stones elsewhere so the counts look like a game.
+    for cell in [10 * SIZE + 10, 11 * SIZE + 12, 12 * SIZE + 9] {
+        cells[cell] = 2;
+    }
+    let p = position(&cells);
+    let table = TranspositionTable::with_megabytes(8);
+    let limits = SearchLimits::with_budget(Duration::from_millis(300));
+    let report = p.think(&limits, SearchOptions::default(), &table);
+    let chosen = report.best_move.expect("a move");
+    assert_ne!(chosen, Move(asked as u16));
+    assert_eq!(p.forbidden(chosen.index()), None);
+}
+
+#[test]
+fn the_api_takes_variant_renju() {
+    let rules = parse_gomoku_rules(Some(&serde_json::json!({"variant": "renju"})), 25)
+        .expect("renju is a variant");
+    assert_eq!(rules, GomokuRules::renju());
+}
+
+#[test]
+fn renju_with_another_line_length_is_refused_at_the_variant() {
+    let error = parse_gomoku_rules(
+        Some(&serde_json::json!({"variant": "renju", "win_length": 6})),
+        25,
+    )
+    .expect_err("renju is five in a row");
+    assert_eq!(error.pointer, "/rules/variant");
+}
