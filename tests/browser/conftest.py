@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import SessionNotCreatedException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -60,8 +61,16 @@ def make_driver(width, height):
         options.add_argument(flag)
     # Console messages and every network request, read back by the tests.
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    service = Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
-    driver = webdriver.Chrome(options=options, service=service)
+    # One retry of the browser's start only: on a loaded machine chromium has failed to come
+    # up in time. Nothing the page does is retried.
+    for attempt in (1, 2):
+        service = Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+        try:
+            driver = webdriver.Chrome(options=options, service=service)
+            break
+        except SessionNotCreatedException:
+            if attempt == 2:
+                raise
     driver.set_page_load_timeout(30)
     return driver, profile
 

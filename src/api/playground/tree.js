@@ -12,6 +12,9 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
+  // The server takes trees of up to 100,000 nodes; a drawing of more than this is unreadable
+  // and slow, so larger trees get the summary only.
+  const MAX_DRAWN_NODES = 1500;
 
   const CLASSICS = [
     {
@@ -212,6 +215,10 @@
     holder.textContent = "";
     if (!view.root) return;
     const { nodes, answer } = view;
+    if (nodes.length > MAX_DRAWN_NODES) {
+      holder.textContent = `${nodes.length.toLocaleString("en")} nodes: too many to draw (at most ${MAX_DRAWN_NODES}); the evaluation is above.`;
+      return;
+    }
     const leaves = nodes.filter((n) => !n.children).length;
     const maxDepth = Math.max(...nodes.map((n) => n.depth));
     const dx = 46;
@@ -338,7 +345,10 @@
         `Value ${fmt(answer.value)}, best move ${answer.best || "—"}, line ${answer.path.join(" → ")}. ` +
         `Minimax visits ${answer.minimax.nodes} nodes (${answer.minimax.leaves} leaves); alpha-beta ${ab.nodes} ` +
         `(${ab.leaves} leaves), ${ab.pruned.length} cut${ab.pruned.length === 1 ? "" : "s"}` +
-        (ab.pruned.length ? `: ${ab.pruned.map((p) => `${p.node} under ${p.parent}`).join(", ")}.` : ".");
+        (ab.pruned.length
+          ? `: ${ab.pruned.slice(0, 8).map((p) => `${p.node} under ${p.parent}`).join(", ")}` +
+            (ab.pruned.length > 8 ? ` and ${ab.pruned.length - 8} more.` : ".")
+          : ".");
       draw();
     } catch (body) {
       const lines = [body.detail ? `${body.title}: ${body.detail}` : body.title || String(body)];
