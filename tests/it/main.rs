@@ -9,12 +9,14 @@
 //! - `connect4_positions`: known-answer positions from Pascal Pons' benchmark sets
 //!   (`tests/data/connect4/`).
 //! - `connect4_opening`: the empty board gets the centre at every budget.
+//! - `connect4_book`: the opening book agrees with the solver and answers the opening exactly.
 //! - `search_limits`: every limit is honoured.
 //! - `gomoku_rules`, `gomoku_tactics`, `gomoku_limits`, `gomoku_pbrain`, `gomoku_arena`: gomoku.
 //! - `service`: the HTTP contract, in process and over a socket.
 //! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
 //!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
 
+mod connect4_book;
 mod connect4_equivalence;
 mod connect4_opening;
 mod connect4_positions;

@@ -1,18 +1,21 @@
 //! Connect-4: rules on bitboards, an exact solver, and a `think` that solves whenever it can.
 //!
 //! - [`position`]: the two-bitboard position and its bit tricks.
+//! - [`book`]: the opening book, exact values of every 12-disc position of the 7 x 6 board.
 //! - [`order`]: the solver's move sorter (threats created, centre first).
 //! - [`solver`]: the exact solver (null-window bisection, bounded table entries).
 //! - [`eval`]: the heuristic for the generic engine when the solver runs out of budget.
 //!
 //! [`Connect4`] implements the engine's [`Game`] so the generic alpha-beta can play it (with a
 //! heuristic at its horizon, and for plain-minimax demonstrations), and [`BoardGame::think`]
-//! drives the exact solver first: it gets half the time and node budget, and the generic search
+//! drives the exact solver first (on the standard board with the opening book, so that every
+//! position of up to 12 discs is exact at once): it gets half the time and node budget, and the generic search
 //! takes what is left if the solver could not finish, so a legal move always comes back in time.
 //!
 //! Moves are column indices (`Move(col)`, 0-based from the left). Boards from 4 x 4 up to any
 //! width x height with `width * (height + 1) <= 64` are played (at most 12 columns, 15 rows).
 
+pub mod book;
 pub mod eval;
 pub mod order;
 pub mod position;
@@ -26,6 +29,7 @@ use crate::engine::{
 };
 
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
+use book::STANDARD_BOOK;
 use position::{Geometry, Position};
 use solver::{Solver, distance_to_end, mix};
 
@@ -384,7 +388,7 @@ impl BoardGame for Connect4 {
                 .map(|n| n * SOLVER_SHARE_PERCENT as u64 / 100),
             cancel: limits.cancel.clone(),
         };
-        let mut solver = Solver::new(self.geometry, table, solver_limits);
+        let mut solver = Solver::new(self.geometry, table, solver_limits).with_book(&STANDARD_BOOK);
         if let Some(report) = self.solve_report(&mut solver, options.analysis, start) {
             return report;
         }

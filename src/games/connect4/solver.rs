@@ -25,12 +25,16 @@
 //!   keys are tagged before mixing so they never meet the generic search's keys
 //!   ([`solver_key`]). Early in the game a position and its mirror share one entry.
 //!
+//! - With an opening book attached, a node at the book's depth takes its exact value from the
+//!   book ([`super::book`]): a search from fewer discs then ends 12 plies in.
+//!
 //! The node loop allocates nothing and walks by copy-make of a 20-byte [`Position`]. Limits
 //! (deadline, node count, cancel flag) are polled every [`POLL_INTERVAL`] nodes; once one hits,
 //! every frame returns at once without storing anything.
 
 use crate::engine::{Bound, Entry, Move, SearchLimits, StopReason, TableStats, TranspositionTable};
 
+use super::book::{BOOK_PLIES, OpeningBook};
 use super::order::MoveSorter;
 use super::position::{Geometry, MAX_WIDTH, Position};
 
@@ -120,6 +124,10 @@ pub struct Solver<'a> {
     /// Set once a limit is hit; the search then unwinds without storing anything.
     pub stopped: Option<StopReason>,
     pub stats: TableStats,
+    /// Exact values at the book's depth, when attached ([`Solver::with_book`]).
+    book: Option<&'static OpeningBook>,
+    /// Nodes answered by the book.
+    pub book_hits: u64,
 }
 
 impl<'a> Solver<'a> {
@@ -133,7 +141,16 @@ impl<'a> Solver<'a> {
             next_poll: POLL_INTERVAL,
             stopped: None,
             stats: TableStats::default(),
+            book: None,
+            book_hits: 0,
         }
+    }
+
+    /// Answers every node at the book's depth from `book` instead of searching it (a book only
+    /// answers the board shape it was made for; other shapes are searched as before).
+    pub fn with_book(mut self, book: &'static OpeningBook) -> Self {
+        self.book = Some(book);
+        self
     }
 
     /// Checks the limits; true once one has been hit.
@@ -281,6 +298,12 @@ impl<'a> Solver<'a> {
         }
         if moves >= cells - 2 {
             return 0;
+        }
+        if moves == BOOK_PLIES as i32 {
+            if let Some(value) = self.book.and_then(|book| book.value(&g, pos)) {
+                self.book_hits += 1;
+                return value;
+            }
         }
 
         // Step 3. Bounds from the moves left: the opponent cannot win on the next ply, and we
