@@ -45,19 +45,18 @@ impl ExternalEngine {
     pub fn start(command: &str, quiet: Duration) -> anyhow::Result<Self> {
         let mut process = Command::new("sh");
         process.arg("-c").arg(format!("exec {command}"));
-        if let Some(program) = command.split_whitespace().next() {
-            if let Some(dir) = std::path::Path::new(program).parent() {
-                if !dir.as_os_str().is_empty() {
-                    let absolute = std::fs::canonicalize(program)
-                        .with_context(|| format!("engine '{program}' not found"))?;
-                    let rest: Vec<&str> = command.split_whitespace().skip(1).collect();
-                    process = Command::new("sh");
-                    process
-                        .arg("-c")
-                        .arg(format!("exec {} {}", absolute.display(), rest.join(" ")))
-                        .current_dir(dir);
-                }
-            }
+        if let Some(program) = command.split_whitespace().next()
+            && let Some(dir) = std::path::Path::new(program).parent()
+            && !dir.as_os_str().is_empty()
+        {
+            let absolute = std::fs::canonicalize(program)
+                .with_context(|| format!("engine '{program}' not found"))?;
+            let rest: Vec<&str> = command.split_whitespace().skip(1).collect();
+            process = Command::new("sh");
+            process
+                .arg("-c")
+                .arg(format!("exec {} {}", absolute.display(), rest.join(" ")))
+                .current_dir(dir);
         }
         let mut child = process
             .stdin(Stdio::piped())

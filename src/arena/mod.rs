@@ -224,7 +224,12 @@ impl Player {
         match self {
             Player::Kibitz { ms: own, table } => {
                 let limits = SearchLimits::with_budget(Duration::from_millis(own.unwrap_or(ms)));
-                let report = position.think(&limits, SearchOptions::default(), table);
+                // A panic in the engine is its crash: a forfeit, not the end of the match.
+                let table = &*table;
+                let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    position.think(&limits, SearchOptions::default(), table)
+                }))
+                .map_err(|_| EngineFault::Protocol("the engine panicked".into()))?;
                 let mv = report.best_move.ok_or_else(no_move)?;
                 Ok(answer(mv, Some(report.depth.to_string())))
             }
@@ -478,7 +483,7 @@ pub struct MatchReport {
 /// Plays a whole match, printing a line per game and appending each record to `record_to`.
 pub fn play_match(
     args: &ArenaArgs,
-    mut record_to: Option<&mut (dyn Write + Send)>,
+    record_to: Option<&mut (dyn Write + Send)>,
 ) -> anyhow::Result<MatchReport> {
     let names = args.names()?;
     let mut openings = read_openings(args.openings.as_deref(), args.size)?;
@@ -489,7 +494,7 @@ pub fn play_match(
     let games = per_round * args.rounds.max(1);
     let next = AtomicUsize::new(0);
     let finished: Mutex<Vec<(GameRecord, bool)>> = Mutex::new(Vec::new());
-    let sink = Mutex::new(record_to.as_deref_mut());
+    let sink = Mutex::new(record_to);
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let mut workers = Vec::new();
         for _ in 0..args.parallel.clamp(1, 2) {
@@ -500,7 +505,7 @@ pub fn play_match(
                         return Ok(());
                     }
                     let in_round = game % per_round;
-                    let first_is_black = in_round % 2 == 0;
+                    let first_is_black = in_round.is_multiple_of(2);
                     let opening = &openings[in_round / 2];
                     let mut record = play_game(args, opening, first_is_black, game as u64 + 1)?;
                     record.number = game + 1;

@@ -120,7 +120,7 @@ impl Referee {
 
     /// Whose move it is: black on an even count of stones.
     pub fn to_move(&self) -> Colour {
-        if self.stones % 2 == 0 {
+        if self.stones.is_multiple_of(2) {
             Colour::Black
         } else {
             Colour::White
@@ -141,11 +141,12 @@ impl Referee {
             return Err(IllegalMove::Occupied(x, y));
         }
         let mover = self.to_move();
-        if self.rule == RuleSet::Renju && mover == Colour::Black {
-            if let Some(why) = renju::forbidden(&self.cells, self.size, self.size, cell) {
-                self.place(cell, mover);
-                return Ok(Verdict::Foul(why));
-            }
+        if self.rule == RuleSet::Renju
+            && mover == Colour::Black
+            && let Some(why) = renju::forbidden(&self.cells, self.size, self.size, cell)
+        {
+            self.place(cell, mover);
+            return Ok(Verdict::Foul(why));
         }
         self.place(cell, mover);
         let longest = self.longest_line_through(cell, mover);

@@ -117,3 +117,21 @@ fn restart_clears_the_board() {
     let out = converse("START 15\nINFO timeout_turn 30\nBEGIN\nRESTART\nBEGIN\nEND\n");
     assert_eq!(out, vec!["OK", "7,7", "OK", "7,7"]);
 }
+
+/// Our (black) stones make a double three at 4,4; white is far away.
+const DOUBLE_THREE_BOARD: &str =
+    "BOARD\n4,2,1\n10,10,2\n4,3,1\n12,11,2\n2,4,1\n9,12,2\n3,4,1\n14,13,2\nDONE\n";
+
+#[test]
+fn free_style_plays_the_winning_double_three() {
+    let input = format!("START 15\nINFO rule 0\nINFO timeout_turn 200\n{DOUBLE_THREE_BOARD}END\n");
+    assert_eq!(converse(&input)[1], "4,4");
+}
+
+#[test]
+fn renju_rule_4_keeps_black_off_the_forbidden_double_three() {
+    let input = format!("START 15\nINFO rule 4\nINFO timeout_turn 200\n{DOUBLE_THREE_BOARD}END\n");
+    let out = converse(&input);
+    assert_ne!(out[1], "4,4", "{out:?}");
+    parse_move(&out[1]);
+}

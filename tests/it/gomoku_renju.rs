@@ -328,3 +328,27 @@ fn renju_with_another_line_length_is_refused_at_the_variant() {
     .expect_err("renju is five in a row");
     assert_eq!(error.pointer, "/rules/variant");
 }
+
+#[test]
+fn black_still_moves_when_the_only_block_of_a_four_is_forbidden() {
+    // White's four on row 5 is completed only at (5,4), a double three for black: black cannot
+    // block, the game is lost, and the engine must still answer with an allowed move.
+    let (cells, block) = board(&[
+        ".........",
+        ".........",
+        ".........",
+        "....X....",
+        "....X....",
+        "OOOO*....",
+        ".....X...",
+        "......X..",
+        ".........",
+    ]);
+    let p = position(&cells);
+    assert_eq!(p.forbidden(block), Some(Forbidden::DoubleThree));
+    let table = TranspositionTable::with_megabytes(8);
+    let limits = SearchLimits::with_budget(Duration::from_millis(100));
+    let report = p.think(&limits, SearchOptions::default(), &table);
+    let chosen = report.best_move.expect("a move");
+    assert_eq!(p.forbidden(chosen.index()), None);
+}

@@ -462,6 +462,15 @@ impl Game for Gomoku {
         let from = out.len();
         self.threat_moves(out);
         self.drop_forbidden(out, from);
+        if out.len() == from && self.black_is_restricted(self.to_move) {
+            // Renju: every move the threat rules allow is forbidden (black cannot block a four
+            // on a forbidden point). The game goes on, lost: any allowed move will do.
+            self.for_each_candidate(|cell| out.push(Move(cell as u16)));
+            self.drop_forbidden(out, from);
+            if out.len() == from {
+                self.legal_moves(out);
+            }
+        }
     }
 
     fn immediate_win(&self) -> Option<Move> {
@@ -696,41 +705,41 @@ impl BoardGame for Gomoku {
         let within_cap = |check: &ThreatCheck| {
             node_cap.is_none_or(|cap| check.vcf.nodes() + check.vct.nodes() < cap)
         };
-        if let (Some(best), false) = (report.best_move, proven) {
-            if let Threat::Found(keys) = self.opponent_threat_after(best, &mut check) {
-                // Order: the opponent's key cells, then the moves the main search preferred at
-                // its earlier depths (deepest first), then the rest by threat order.
-                let mut moves = Vec::new();
-                self.search_moves(&mut moves);
-                let preferred: Vec<Move> = report
-                    .iterations
-                    .iter()
-                    .rev()
-                    .map(|it| it.best_move)
-                    .collect();
-                let rank = |m: &Move| {
-                    if keys.contains(m) {
-                        0
-                    } else {
-                        preferred
-                            .iter()
-                            .position(|p| p == m)
-                            .map_or(usize::MAX, |i| i + 1)
-                    }
-                };
-                moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
-                moves.sort_by_key(rank);
-                for &mv in moves.iter().filter(|&&m| m != best) {
-                    if deadline.is_some_and(|d| Instant::now() >= d) || !within_cap(&check) {
-                        break;
-                    }
-                    // A move not shown to lose (even if a limit cut its check short) beats one
-                    // that is.
-                    if !matches!(self.opponent_threat_after(mv, &mut check), Threat::Found(_)) {
-                        report.best_move = Some(mv);
-                        report.pv = vec![mv];
-                        break;
-                    }
+        if let (Some(best), false) = (report.best_move, proven)
+            && let Threat::Found(keys) = self.opponent_threat_after(best, &mut check)
+        {
+            // Order: the opponent's key cells, then the moves the main search preferred at
+            // its earlier depths (deepest first), then the rest by threat order.
+            let mut moves = Vec::new();
+            self.search_moves(&mut moves);
+            let preferred: Vec<Move> = report
+                .iterations
+                .iter()
+                .rev()
+                .map(|it| it.best_move)
+                .collect();
+            let rank = |m: &Move| {
+                if keys.contains(m) {
+                    0
+                } else {
+                    preferred
+                        .iter()
+                        .position(|p| p == m)
+                        .map_or(usize::MAX, |i| i + 1)
+                }
+            };
+            moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
+            moves.sort_by_key(rank);
+            for &mv in moves.iter().filter(|&&m| m != best) {
+                if deadline.is_some_and(|d| Instant::now() >= d) || !within_cap(&check) {
+                    break;
+                }
+                // A move not shown to lose (even if a limit cut its check short) beats one
+                // that is.
+                if !matches!(self.opponent_threat_after(mv, &mut check), Threat::Found(_)) {
+                    report.best_move = Some(mv);
+                    report.pv = vec![mv];
+                    break;
                 }
             }
         }

@@ -33,7 +33,7 @@ pub(super) fn must_stop(
     cancel: Option<&CancelFlag>,
 ) -> bool {
     nodes >= node_limit
-        || (nodes % CHECK_INTERVAL == 0
+        || (nodes.is_multiple_of(CHECK_INTERVAL)
             && (deadline.is_some_and(|d| Instant::now() >= d)
                 || cancel.is_some_and(CancelFlag::is_cancelled)))
 }
