@@ -4,6 +4,11 @@
 //! computed from this struct alone: `tables` (one per game, `table_mb` each), the answer cache
 //! (`cache_entries` and `cache_mb`), and the in-flight requests (`workers + queue`, each holding
 //! at most `max_body_bytes` of body).
+//!
+//! Table and cache sizes not set explicitly follow the memory limit of the container the
+//! process runs in (cgroup v2 `memory.max`, v1 `memory.limit_in_bytes`), as the worker count
+//! follows its CPU quota: [`MemorySizing::for_limit`] is the rule, a pure function of the limit,
+//! so that a small pod is never OOM-killed by the defaults.
 
 use std::net::SocketAddr;
 
@@ -25,17 +30,19 @@ pub struct Config {
     #[arg(long, env = "KIBITZ_QUEUE", default_value_t = 64)]
     pub queue: usize,
 
-    /// Transposition table size per game, in MiB (tic-tac-toe takes at most 1).
-    #[arg(long, env = "KIBITZ_TABLE_MB", default_value_t = 64)]
-    pub table_mb: usize,
+    /// Transposition table size per game, in MiB (tic-tac-toe takes at most 1). Default: 64,
+    /// less under a container memory limit below 512 MiB (see README, "Memory").
+    #[arg(long, env = "KIBITZ_TABLE_MB")]
+    pub table_mb: Option<usize>,
 
     /// Answers kept in the answer cache (0 disables it).
     #[arg(long, env = "KIBITZ_CACHE_ENTRIES", default_value_t = 10_000)]
     pub cache_entries: usize,
 
-    /// Memory the answer cache may use, in MiB, whatever the number of entries.
-    #[arg(long, env = "KIBITZ_CACHE_MB", default_value_t = 16)]
-    pub cache_mb: usize,
+    /// Memory the answer cache may use, in MiB, whatever the number of entries. Default: 16,
+    /// less under a container memory limit below 512 MiB (see README, "Memory").
+    #[arg(long, env = "KIBITZ_CACHE_MB")]
+    pub cache_mb: Option<usize>,
 
     /// Largest `budget_ms` a request may ask for.
     #[arg(long, env = "KIBITZ_MAX_BUDGET_MS", default_value_t = 60_000)]
@@ -90,6 +97,22 @@ pub struct Config {
     #[arg(long, env = "KIBITZ_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
     pub log_format: LogFormat,
 
+    /// Redis URL of the answer cache shared by replicas (`redis://host:6379/`); unset: none.
+    #[arg(long, env = "KIBITZ_REDIS_URL")]
+    pub redis_url: Option<String>,
+
+    /// Deadline of every Redis call, in milliseconds; a slower Redis is skipped.
+    #[arg(long, env = "KIBITZ_REDIS_TIMEOUT_MS", default_value_t = 5)]
+    pub redis_timeout_ms: u64,
+
+    /// Seconds an answer stays in Redis.
+    #[arg(long, env = "KIBITZ_REDIS_TTL_S", default_value_t = 3600)]
+    pub redis_ttl_s: u64,
+
+    /// Largest answer stored in (or read from) Redis, in bytes.
+    #[arg(long, env = "KIBITZ_REDIS_MAX_VALUE_BYTES", default_value_t = 64 * 1024)]
+    pub redis_max_value_bytes: usize,
+
     /// Origins allowed by CORS, comma-separated; `*` allows any; empty sends no CORS headers.
     #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
@@ -125,15 +148,27 @@ impl Config {
         usize::try_from(spare).unwrap_or(4096)
     }
 
+    /// Table and cache sizes: those set explicitly, the others from the memory limit of the
+    /// process's cgroup (the rule of [`MemorySizing::for_limit`]). `full_tables` is the number
+    /// of games whose table takes the whole `table_mb`.
+    pub fn memory_sizing(&self, full_tables: usize) -> MemorySizing {
+        let derived = MemorySizing::for_limit(cgroup_memory_limit(), full_tables);
+        MemorySizing {
+            table_mb: self.table_mb.unwrap_or(derived.table_mb),
+            cache_mb: self.cache_mb.unwrap_or(derived.cache_mb),
+            limit_bytes: derived.limit_bytes,
+        }
+    }
+
     /// A configuration for tests: a free loopback port, small tables, defaults elsewhere.
     pub fn for_tests() -> Self {
         Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             workers: 2,
             queue: 64,
-            table_mb: 4,
+            table_mb: Some(4),
             cache_entries: 1000,
-            cache_mb: 4,
+            cache_mb: Some(4),
             max_budget_ms: 60_000,
             max_body_bytes: 64 * 1024,
             tree_max_body_bytes: 4 * 1024 * 1024,
@@ -146,8 +181,96 @@ impl Config {
             admission_patience_percent: 0,
             log_format: LogFormat::Pretty,
             cors_origins: Vec::new(),
+            redis_url: None,
+            redis_timeout_ms: 5,
+            redis_ttl_s: 3600,
+            redis_max_value_bytes: 64 * 1024,
         }
     }
+}
+
+/// Table size per game without a memory limit, in MiB.
+pub const DEFAULT_TABLE_MB: usize = 64;
+/// Answer cache size without a memory limit, in MiB.
+pub const DEFAULT_CACHE_MB: usize = 16;
+/// What the process takes besides the tables and the cache, in MiB, kept out of the limit
+/// first: requests and trees in flight, connections, binary, runtime, stacks (README,
+/// "Memory": about 80 MiB with the defaults, rounded up).
+pub const RESERVED_MB: u64 = 96;
+
+/// The memory the tables and the answer cache may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemorySizing {
+    /// Transposition table per game, MiB.
+    pub table_mb: usize,
+    /// Answer cache, MiB.
+    pub cache_mb: usize,
+    /// The cgroup memory limit it was derived from, if any.
+    pub limit_bytes: Option<u64>,
+}
+
+impl MemorySizing {
+    /// The sizing rule. Without a limit: the defaults (64 MiB per table, 16 MiB of cache).
+    /// With one: [`RESERVED_MB`] is set aside, and half of what remains goes to the tables and
+    /// the cache (the other half is headroom for the allocator and bursts of requests), four
+    /// fifths of it to the `full_tables` tables and one fifth to the cache; each size is at
+    /// least 1 MiB and never more than its default.
+    pub fn for_limit(limit_bytes: Option<u64>, full_tables: usize) -> Self {
+        let Some(limit) = limit_bytes else {
+            return MemorySizing {
+                table_mb: DEFAULT_TABLE_MB,
+                cache_mb: DEFAULT_CACHE_MB,
+                limit_bytes: None,
+            };
+        };
+        let share_mb = (limit >> 20).saturating_sub(RESERVED_MB) / 2;
+        let share_mb = usize::try_from(share_mb).unwrap_or(usize::MAX);
+        let tables_mb = share_mb / 5 * 4;
+        MemorySizing {
+            table_mb: (tables_mb / full_tables.max(1)).clamp(1, DEFAULT_TABLE_MB),
+            cache_mb: (share_mb / 5).clamp(1, DEFAULT_CACHE_MB),
+            limit_bytes: Some(limit),
+        }
+    }
+}
+
+/// Limits at or above this are "no limit" (cgroup v1 reports an unlimited group as about 2^63).
+const UNLIMITED_BYTES: u64 = 1 << 60;
+
+/// The memory limit of the process's cgroup, if it has one: the smallest of cgroup v2's
+/// `memory.max` and v1's `memory.limit_in_bytes`, read both at the cgroup's own path (a host
+/// or a private cgroup namespace) and at the mount's root (a container that sees its group
+/// mounted there, as runc does under v1).
+pub fn cgroup_memory_limit() -> Option<u64> {
+    let membership = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mut candidates = vec![
+        "/sys/fs/cgroup/memory.max".to_owned(),
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes".to_owned(),
+    ];
+    for line in membership.lines() {
+        // `hierarchy-id:controllers:path`; v2's line is `0::path`.
+        let mut fields = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if controllers.is_empty() {
+            candidates.push(format!("/sys/fs/cgroup{path}/memory.max"));
+        } else if controllers.split(',').any(|c| c == "memory") {
+            candidates.push(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"));
+        }
+    }
+    candidates
+        .iter()
+        .filter_map(|path| parse_memory_limit(&std::fs::read_to_string(path).ok()?))
+        .min()
+}
+
+/// A cgroup memory limit file's value: bytes, or `None` for `max` and v1's "unlimited".
+fn parse_memory_limit(text: &str) -> Option<u64> {
+    let bytes: u64 = text.trim().parse().ok()?;
+    (bytes < UNLIMITED_BYTES).then_some(bytes)
 }
 
 #[cfg(test)]
@@ -161,6 +284,64 @@ mod tests {
         assert_eq!(config.max_budget_ms, 60_000);
         assert_eq!(config.max_body_bytes, 65_536);
         assert!(config.worker_count() >= 1);
+        assert_eq!(config.table_mb, None, "derived from the memory limit");
+        assert_eq!(config.cache_mb, None, "derived from the memory limit");
+    }
+
+    const MIB: u64 = 1 << 20;
+
+    fn sized(limit_mib: u64) -> (usize, usize) {
+        let sizing = MemorySizing::for_limit(Some(limit_mib * MIB), 2);
+        (sizing.table_mb, sizing.cache_mb)
+    }
+
+    #[test]
+    fn no_memory_limit_gives_the_default_sizes() {
+        let sizing = MemorySizing::for_limit(None, 2);
+        assert_eq!((sizing.table_mb, sizing.cache_mb), (64, 16));
+    }
+
+    #[test]
+    fn memory_limit_of_512_mib_or_more_keeps_the_defaults() {
+        assert_eq!(sized(512), (64, 16));
+        assert_eq!(sized(64 * 1024), (64, 16));
+    }
+
+    #[test]
+    fn smaller_memory_limits_shrink_tables_and_cache() {
+        assert_eq!(sized(256), (32, 16));
+        assert_eq!(sized(128), (6, 3));
+    }
+
+    #[test]
+    fn a_memory_limit_below_the_reserve_gives_one_mib_each() {
+        assert_eq!(sized(64), (1, 1));
+        assert_eq!(sized(0), (1, 1));
+    }
+
+    #[test]
+    fn derived_sizes_fit_the_limit_with_the_reserve_to_spare() {
+        for limit_mib in (100..=2048).step_by(4) {
+            let (table_mb, cache_mb) = sized(limit_mib);
+            let used = 2 * table_mb as u64 + 1 + cache_mb as u64 + RESERVED_MB;
+            assert!(used <= limit_mib, "{limit_mib} MiB: {used} MiB used");
+        }
+    }
+
+    #[test]
+    fn explicit_sizes_win_over_the_memory_limit() {
+        let config =
+            Config::try_parse_from(["kibitz", "--table-mb", "200", "--cache-mb", "300"]).unwrap();
+        let sizing = config.memory_sizing(2);
+        assert_eq!((sizing.table_mb, sizing.cache_mb), (200, 300));
+    }
+
+    #[test]
+    fn cgroup_limit_files_read_max_and_v1_unlimited_as_no_limit() {
+        assert_eq!(parse_memory_limit("max\n"), None);
+        assert_eq!(parse_memory_limit("9223372036854771712\n"), None);
+        assert_eq!(parse_memory_limit("536870912\n"), Some(512 * MIB));
+        assert_eq!(parse_memory_limit("garbage"), None);
     }
 
     #[test]

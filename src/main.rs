@@ -77,6 +77,8 @@ async fn run_server(config: Config) -> anyhow::Result<()> {
         table_bytes = state.service.table_bytes(),
         max_connections,
         descriptors,
+        cache_mb = state.service.memory_sizing().cache_mb,
+        memory_limit_bytes = state.service.memory_sizing().limit_bytes,
         "kibitz listening"
     );
     tracing::info!(url = %kibitz::api::playground::page_url(listener.local_addr()?), "playground page");

@@ -1,15 +1,20 @@
 //! The latency promise and cancellation, on a game whose searches always run to their limit:
 //! under overload only 200s within budget + 10 ms and fast 503s; a dropped request frees its
-//! worker at once.
+//! worker at once. With the shared cache's Redis killed or hung, replicas still answer within
+//! budget + 10 ms and without errors (`it/redis_support.rs` starts the processes).
 
 use std::time::{Duration, Instant};
 
 #[path = "it/service/common.rs"]
 mod common;
+#[path = "it/redis_support.rs"]
+mod redis_support;
 
 use common::*;
 use kibitz::service::pool::{PoolError, ShedReason};
 use kibitz::service::{MoveQuery, ServiceError};
+use redis_support::*;
+use serde_json::json;
 
 /// Timing tests run one at a time: each measures latency on a machine with few cores.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -209,4 +214,61 @@ async fn a_queued_answer_is_not_served_later_as_the_answer_to_its_whole_budget()
     // ...and an answer serves a budget its window covers.
     let smaller = service.play::<SlowGame>(slow_query(31, 500)).await.unwrap();
     assert!(smaller.cached);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_killed_replicas_answer_within_budget_plus_10_ms_without_errors() {
+    let _serial = SERIAL.lock().await;
+    let mut redis = Redis::start();
+    let a = Replica::start(&redis.url()).await;
+    let b = Replica::start(&redis.url()).await;
+    // Connected and warm first: Redis dies under running replicas.
+    for replica in [&a, &b] {
+        assert_eq!(replica.post_move(&connect4_request(&[6])).await.0, 200);
+    }
+    redis.kill();
+    let budget_ms = 100;
+    for i in 0..14 {
+        // Distinct positions, so no local cache answers; the search runs to its budget.
+        let request = json!({"game": "gomoku", "board": gomoku_board(i), "budget_ms": budget_ms});
+        for replica in [&a, &b] {
+            let (status, body, elapsed) = replica.post_move(&request).await;
+            assert_eq!(status, 200, "{body}");
+            assert!(
+                elapsed <= Duration::from_millis(budget_ms + 10),
+                "answered in {elapsed:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_hung_replicas_answer_within_budget_plus_10_ms_without_errors() {
+    let _serial = SERIAL.lock().await;
+    let redis = Redis::start();
+    let a = Replica::start(&redis.url()).await;
+    let b = Replica::start(&redis.url()).await;
+    // Connected first, so that the calls after the freeze wait on a live connection.
+    for replica in [&a, &b] {
+        assert_eq!(replica.post_move(&connect4_request(&[6])).await.0, 200);
+    }
+    redis.freeze();
+    let budget_ms = 100;
+    for i in 14..28 {
+        let request = json!({"game": "gomoku", "board": gomoku_board(i), "budget_ms": budget_ms});
+        for replica in [&a, &b] {
+            let (status, body, elapsed) = replica.post_move(&request).await;
+            assert_eq!(status, 200, "{body}");
+            assert!(
+                elapsed <= Duration::from_millis(budget_ms + 10),
+                "answered in {elapsed:?}"
+            );
+        }
+    }
+    let metrics = reqwest::get(a.url("/metrics")).await.expect("metrics");
+    let metrics = metrics.text().await.expect("text");
+    assert!(
+        metrics.contains(r#"kibitz_shared_cache_errors_total{op="get",kind="timeout"}"#),
+        "{metrics}"
+    );
 }

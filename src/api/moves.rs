@@ -14,6 +14,7 @@ use super::json::ApiJson;
 use super::{AppState, Arrival};
 use crate::engine::{Algorithm, Proof, Score, Side};
 use crate::games::Cell;
+use crate::service::cache::CacheTier;
 use crate::service::metrics::{GameLabel, MoveLabels};
 use crate::service::{Answer, MoveQuery, Served};
 
@@ -286,6 +287,9 @@ pub struct MoveResponse {
     pub pv: Vec<CellJson>,
     pub iterations: Vec<IterationJson>,
     pub cached: bool,
+    /// `local` or `shared` (Redis), when `cached`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub analysis: Option<Vec<MoveScoreJson>>,
 }
@@ -298,7 +302,7 @@ fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
 }
 
 impl MoveResponse {
-    pub fn new(answer: &Answer, cached: bool) -> Self {
+    pub fn new(answer: &Answer, cached_from: Option<CacheTier>) -> Self {
         let (outcome_name, plies_to_end) = outcome(answer.proof);
         MoveResponse {
             game: answer.game,
@@ -328,7 +332,8 @@ impl MoveResponse {
                     mv: it.best.into(),
                 })
                 .collect(),
-            cached,
+            cached: cached_from.is_some(),
+            cached_from: cached_from.map(CacheTier::as_str),
             analysis: answer.analysis.as_ref().map(|moves| {
                 moves
                     .iter()
@@ -395,6 +400,10 @@ pub async fn suggest_move(
             game: game_label.to_owned(),
         })
         .observe(arrival.elapsed().as_secs_f64());
-    let Served { answer, cached } = result?;
-    Ok(Json(MoveResponse::new(&answer, cached)))
+    let Served {
+        answer,
+        cached_from,
+        ..
+    } = result?;
+    Ok(Json(MoveResponse::new(&answer, cached_from)))
 }

@@ -56,13 +56,19 @@ struct Stored {
 impl Stored {
     /// Whether this answer is all a search under `asked` (same key) would give.
     fn serves(&self, asked: &AskedLimits) -> bool {
-        match self.answer.stop_reason {
-            StopReason::Proven | StopReason::Depth | StopReason::Nodes => true,
-            StopReason::Time => {
-                u128::from(asked.budget_ms) <= self.answer.window.as_millis() + FRESH_START_MS
-            }
-            StopReason::Cancelled => false,
+        serves(&self.answer, asked)
+    }
+}
+
+/// The serving rule, for this cache and the shared one: whether `answer` (stored under the
+/// request's key) is all a search under `asked` would give.
+pub fn serves(answer: &Answer, asked: &AskedLimits) -> bool {
+    match answer.stop_reason {
+        StopReason::Proven | StopReason::Depth | StopReason::Nodes => true,
+        StopReason::Time => {
+            u128::from(asked.budget_ms) <= answer.window.as_millis() + FRESH_START_MS
         }
+        StopReason::Cancelled => false,
     }
 }
 
@@ -142,6 +148,24 @@ impl AnswerCache {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Which cache an answer was served from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheTier {
+    /// This process's answer cache.
+    Local,
+    /// The cache shared by replicas (Redis).
+    Shared,
+}
+
+impl CacheTier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheTier::Local => "local",
+            CacheTier::Shared => "shared",
+        }
     }
 }
 

@@ -79,6 +79,8 @@ pub struct Metrics {
     pub searches_cancelled: Counter,
     pub rejections: Family<ReasonLabel, Counter>,
     pub search_panics: Counter,
+    /// The shared cache's (Redis) metrics, `kibitz_shared_cache_*`.
+    pub shared_cache: super::shared_cache::SharedCacheMetrics,
 }
 
 impl Default for Metrics {
@@ -166,6 +168,9 @@ impl Metrics {
             "Searches that panicked (answered 500; the worker survives)",
             search_panics.clone(),
         );
+        let shared_cache = super::shared_cache::SharedCacheMetrics::register(
+            registry.sub_registry_with_prefix("shared_cache"),
+        );
         Metrics {
             registry,
             http_requests,
@@ -180,6 +185,7 @@ impl Metrics {
             searches_cancelled,
             rejections,
             search_panics,
+            shared_cache,
         }
     }
 

@@ -4,6 +4,7 @@
 //! - [`pool`]: the search worker threads and the admission control that keeps the latency
 //!   promise (a 200 never later than its budget plus a few ms, else a 503 at once).
 //! - [`cache`]: the answer cache in front of the pool.
+//! - [`shared_cache`]: the answer cache shared by replicas (Redis), behind the local one.
 //! - [`metrics`]: the Prometheus metrics.
 //!
 //! A move request flows: validate limits → parse rules and board → cache lookup → admission →
@@ -15,6 +16,7 @@ pub mod cache;
 pub mod games;
 pub mod metrics;
 pub mod pool;
+pub mod shared_cache;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,14 +24,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::config::Config;
+use crate::config::{Config, MemorySizing};
 use crate::engine::{
     Algorithm, CancelFlag, Deadline, Move, Proof, Score, SearchLimits, SearchOptions, Side,
     StopReason, TableStats, TranspositionTable,
 };
 use crate::games::{Cell, Grid, PositionError, Stone};
 
-use cache::{AnswerCache, AskedLimits, CacheKey};
+use cache::{AnswerCache, AskedLimits, CacheKey, CacheTier};
 use games::{GAME_NAMES, RulesError, ServedGame, table_caps};
 use metrics::{GameLabel, Metrics};
 use pool::{JobTimes, PoolError, WorkerPool};
@@ -139,11 +141,13 @@ impl Answer {
     }
 }
 
-/// An answer and whether it came from the cache.
+/// An answer and whether it came from a cache.
 #[derive(Clone, Debug)]
 pub struct Served {
     pub answer: Arc<Answer>,
     pub cached: bool,
+    /// Which cache, when `cached`.
+    pub cached_from: Option<CacheTier>,
 }
 
 /// The searches under way, so that shutdown can stop them all. A std mutex: held for one map
@@ -193,11 +197,14 @@ impl Drop for CancelOnDrop {
 struct Inner {
     pool: WorkerPool,
     cache: AnswerCache,
+    /// The Redis cache shared by replicas, when `KIBITZ_REDIS_URL` is set.
+    shared: Option<shared_cache::SharedCache>,
     /// One table per game, created at start for the served games (and on first use for any
     /// other `ServedGame`, e.g. a test's). The tables themselves are lock-free and shared by
     /// every worker; this std mutex guards only the map, for one lookup per search.
     tables: Mutex<HashMap<&'static str, Arc<TranspositionTable>>>,
-    table_mb: usize,
+    /// Table and cache sizes, as configured or derived from the memory limit.
+    sizing: MemorySizing,
     max_budget_ms: u64,
     metrics: Arc<Metrics>,
     /// Cancel flags of the searches under way (see [`Service::cancel_all`]).
@@ -219,19 +226,42 @@ impl Service {
             config.admission_patience_percent,
             Arc::clone(&metrics),
         )?;
-        let tables = table_caps()
+        let caps = table_caps();
+        // Games whose table is capped below the default (tic-tac-toe) barely count.
+        let full_tables = caps
+            .iter()
+            .filter(|(_, cap)| *cap >= crate::config::DEFAULT_TABLE_MB)
+            .count();
+        let sizing = config.memory_sizing(full_tables);
+        let tables = caps
             .into_iter()
             .map(|(name, cap)| {
-                let table = TranspositionTable::with_megabytes(config.table_mb.min(cap));
+                let table = TranspositionTable::with_megabytes(sizing.table_mb.min(cap));
                 (name, Arc::new(table))
             })
             .collect();
+        let shared = match &config.redis_url {
+            Some(url) => Some(
+                shared_cache::SharedCache::new(
+                    shared_cache::SharedCacheSettings {
+                        url: url.clone(),
+                        timeout: Duration::from_millis(config.redis_timeout_ms),
+                        ttl: Duration::from_secs(config.redis_ttl_s),
+                        max_value_bytes: config.redis_max_value_bytes,
+                    },
+                    metrics.shared_cache.clone(),
+                )
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+            ),
+            None => None,
+        };
         Ok(Service {
             inner: Arc::new(Inner {
                 pool,
-                cache: AnswerCache::new(config.cache_entries, config.cache_mb << 20),
+                cache: AnswerCache::new(config.cache_entries, sizing.cache_mb << 20),
+                shared,
                 tables: Mutex::new(tables),
-                table_mb: config.table_mb,
+                sizing,
                 max_budget_ms: config.max_budget_ms,
                 metrics,
                 active: ActiveSearches::default(),
@@ -276,6 +306,11 @@ impl Service {
         self.inner.cache.len()
     }
 
+    /// Table and cache sizes in use, and the memory limit they were derived from.
+    pub fn memory_sizing(&self) -> MemorySizing {
+        self.inner.sizing
+    }
+
     /// Bytes taken by all transposition tables.
     pub fn table_bytes(&self) -> usize {
         self.tables().values().map(|t| t.bytes()).sum()
@@ -292,7 +327,7 @@ impl Service {
         let mut tables = self.tables();
         let table = tables.entry(G::NAME).or_insert_with(|| {
             Arc::new(TranspositionTable::with_megabytes(
-                self.inner.table_mb.min(G::TABLE_MB_CAP),
+                self.inner.sizing.table_mb.min(G::TABLE_MB_CAP),
             ))
         });
         Arc::clone(table)
@@ -353,9 +388,13 @@ impl Service {
             return Ok(Served {
                 answer,
                 cached: true,
+                cached_from: Some(CacheTier::Local),
             });
         }
         metrics.cache_misses.get_or_create(&label).inc();
+        if let Some(served) = self.shared_lookup(&key, &asked, &label).await {
+            return Ok(served);
+        }
 
         let times = JobTimes::for_budget(query.arrival, Duration::from_millis(asked.budget_ms));
         let now = Instant::now();
@@ -409,10 +448,42 @@ impl Service {
             .get_or_create(&label)
             .observe(answer.nodes as f64);
         let answer = Arc::new(answer);
+        if let Some(shared) = &self.inner.shared {
+            shared.spawn_store(key.clone(), Arc::clone(&answer));
+        }
         self.inner.cache.put(key, Arc::clone(&answer));
         Ok(Served {
             answer,
             cached: false,
+            cached_from: None,
+        })
+    }
+
+    /// The shared cache's answer, if it has one that serves `asked` (same rule as the local
+    /// cache); a hit is kept in the local cache too.
+    async fn shared_lookup(
+        &self,
+        key: &CacheKey,
+        asked: &AskedLimits,
+        label: &GameLabel,
+    ) -> Option<Served> {
+        let shared = self.inner.shared.as_ref()?;
+        let metrics = &self.inner.metrics.shared_cache;
+        let found = shared
+            .get(key)
+            .await
+            .filter(|answer| cache::serves(answer, asked));
+        let Some(answer) = found else {
+            metrics.misses.get_or_create(label).inc();
+            return None;
+        };
+        metrics.hits.get_or_create(label).inc();
+        let answer = Arc::new(answer);
+        self.inner.cache.put(key.clone(), Arc::clone(&answer));
+        Some(Served {
+            answer,
+            cached: true,
+            cached_from: Some(CacheTier::Shared),
         })
     }
 }

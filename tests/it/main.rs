@@ -15,6 +15,7 @@
 //! - `service`: the HTTP contract, in process and over a socket.
 //! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
 //!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
+//! - `shared_cache`: replicas sharing answers through a real `redis-server`.
 
 mod connect4_book;
 mod connect4_equivalence;
@@ -28,7 +29,9 @@ mod gomoku_rules;
 mod gomoku_search_equivalence;
 mod gomoku_tactics;
 mod playground;
+mod redis_support;
 mod search_equivalence;
 mod search_limits;
 mod service;
+mod shared_cache;
 mod tictactoe_perfect;
