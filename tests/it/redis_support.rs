@@ -114,10 +114,10 @@ impl Replica {
             _process: Process(child),
         };
         for _ in 0..200 {
-            if let Ok(response) = reqwest::get(replica.url("/readyz")).await {
-                if response.status() == 200 {
-                    return replica;
-                }
+            if let Ok(response) = reqwest::get(replica.url("/readyz")).await
+                && response.status() == 200
+            {
+                return replica;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }

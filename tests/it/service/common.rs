@@ -154,7 +154,7 @@ impl Game for SlowGame {
         self.current()
     }
     fn side_to_move(&self) -> Side {
-        if self.hashes.len() % 2 == 0 {
+        if self.hashes.len().is_multiple_of(2) {
             Side::First
         } else {
             Side::Second

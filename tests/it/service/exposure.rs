@@ -48,10 +48,10 @@ impl Server {
         let server = Server { child, port };
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            if let Ok(response) = reqwest::get(server.url("/healthz")).await {
-                if response.status() == 200 {
-                    return server;
-                }
+            if let Ok(response) = reqwest::get(server.url("/healthz")).await
+                && response.status() == 200
+            {
+                return server;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
