@@ -133,6 +133,9 @@ struct Answer {
     x: usize,
     y: usize,
     depth: Option<String>,
+    /// External engines: the time from the last command sent (after the quiet gap) to the
+    /// move, which is the engine's own thinking time.
+    thinking: Option<Duration>,
 }
 
 /// A player in one game.
@@ -218,7 +221,12 @@ impl Player {
         let xy = |mv: Move| (mv.index() % cols, mv.index() / cols);
         let answer = |mv: Move, depth: Option<String>| {
             let (x, y) = xy(mv);
-            Answer { x, y, depth }
+            Answer {
+                x,
+                y,
+                depth,
+                thinking: None,
+            }
         };
         let no_move = || EngineFault::Protocol("found no move".into());
         match self {
@@ -271,11 +279,13 @@ impl Player {
                     let (x, y) = xy(last);
                     engine.send(&format!("TURN {x},{y}"))?;
                 }
+                let sent = Instant::now();
                 let (x, y) = engine.move_reply(forfeit_after)?;
                 Ok(Answer {
                     x,
                     y,
                     depth: engine.reported_depth(),
+                    thinking: Some(sent.elapsed()),
                 })
             }
         }
@@ -353,7 +363,7 @@ pub fn play_game(
         let seat = usize::from(mover == Colour::White);
         let asked = Instant::now();
         let choice = seats[seat].choose(&position, &history, args.ms, args.forfeit_after());
-        let ms = asked.elapsed().as_millis() as u64;
+        let mut ms = asked.elapsed().as_millis() as u64;
         let answer = match choice {
             Ok(answer) if asked.elapsed() <= args.forfeit_after() => answer,
             Ok(_) => {
@@ -366,6 +376,9 @@ pub fn play_game(
                 return Ok(record);
             }
         };
+        if let Some(thinking) = answer.thinking {
+            ms = thinking.as_millis() as u64;
+        }
         let verdict = match referee.play(answer.x, answer.y) {
             Ok(verdict) => verdict,
             Err(illegal) => {

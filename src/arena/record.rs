@@ -15,7 +15,8 @@ use crate::games::gomoku::renju::Forbidden;
 pub struct MoveRecord {
     pub x: usize,
     pub y: usize,
-    /// Wall time from asking the player to its answer.
+    /// Time the move took: in-process players from the question to the answer, external
+    /// engines from the last command sent (after the quiet gap) to the move.
     pub ms: u64,
     /// The depth the player reported (kibitz's completed depth, an engine's `MESSAGE`).
     pub depth: Option<String>,
