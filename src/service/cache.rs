@@ -47,7 +47,7 @@ impl Stored {
     /// Whether this answer is as good as a search under `asked` would give.
     fn serves(&self, asked: &AskedLimits) -> bool {
         let answer = &self.answer;
-        if answer.stop_reason == StopReason::Proven {
+        if matches!(answer.stop_reason, StopReason::Proven | StopReason::Book) {
             return true;
         }
         if answer.stop_reason == StopReason::Depth
