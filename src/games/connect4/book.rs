@@ -103,7 +103,7 @@ fn solver_score(raw: i8, g: &Geometry) -> i32 {
 /// The book key of `pos` (a 12-disc position of the standard board), or of its mirror image.
 fn huffman_key(g: &Geometry, pos: &Position, mirrored: bool) -> i32 {
     // After an even number of plies the side to move is the first player.
-    let first = if pos.moves % 2 == 0 {
+    let first = if pos.moves.is_multiple_of(2) {
         pos.current
     } else {
         pos.opponent()

@@ -29,7 +29,7 @@ const CENTRALITY: Score = 3;
 pub fn evaluate(g: &Geometry, pos: &Position) -> Score {
     let me = pos.current;
     let them = pos.opponent();
-    let first_to_move = pos.moves % 2 == 0;
+    let first_to_move = pos.moves.is_multiple_of(2);
     let (my_rows, their_rows) = if first_to_move {
         (g.odd_rows, g.board ^ g.odd_rows)
     } else {

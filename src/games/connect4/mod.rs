@@ -205,7 +205,7 @@ impl Game for Connect4 {
     }
 
     fn side_to_move(&self) -> Side {
-        if self.position.moves % 2 == 0 {
+        if self.position.moves.is_multiple_of(2) {
             Side::First
         } else {
             Side::Second

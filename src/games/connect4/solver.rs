@@ -299,11 +299,11 @@ impl<'a> Solver<'a> {
         if moves >= cells - 2 {
             return 0;
         }
-        if moves == BOOK_PLIES as i32 {
-            if let Some(value) = self.book.and_then(|book| book.value(&g, pos)) {
-                self.book_hits += 1;
-                return value;
-            }
+        if moves == BOOK_PLIES as i32
+            && let Some(value) = self.book.and_then(|book| book.value(&g, pos))
+        {
+            self.book_hits += 1;
+            return value;
         }
 
         // Step 3. Bounds from the moves left: the opponent cannot win on the next ply, and we
