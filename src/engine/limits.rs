@@ -95,6 +95,9 @@ impl SearchLimits {
 pub enum StopReason {
     /// The result is proven: no limit cut it short.
     Proven,
+    /// The result is exact and came from an opening book (a game's own table of solved
+    /// positions), not from this search alone.
+    Book,
     /// The deepest allowed iteration completed.
     Depth,
     Nodes,
@@ -106,6 +109,7 @@ impl StopReason {
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Proven => "proven",
+            StopReason::Book => "book",
             StopReason::Depth => "depth",
             StopReason::Nodes => "nodes",
             StopReason::Time => "time",

@@ -64,7 +64,7 @@ impl Stored {
 /// request's key) is all a search under `asked` would give.
 pub fn serves(answer: &Answer, asked: &AskedLimits) -> bool {
     match answer.stop_reason {
-        StopReason::Proven | StopReason::Depth | StopReason::Nodes => true,
+        StopReason::Proven | StopReason::Book | StopReason::Depth | StopReason::Nodes => true,
         StopReason::Time => {
             u128::from(asked.budget_ms) <= answer.window.as_millis() + FRESH_START_MS
         }

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use kibitz::engine::{Deadline, Move, Outcome, SearchLimits, SearchOptions, TranspositionTable};
+use kibitz::engine::{
+    Deadline, Move, Outcome, SearchLimits, SearchOptions, StopReason, TranspositionTable,
+};
 use kibitz::games::BoardGame;
 use kibitz::games::connect4::Connect4;
 use kibitz::games::connect4::book::STANDARD_BOOK;
@@ -44,6 +46,7 @@ fn the_empty_board_is_a_first_player_win_on_the_last_disc_with_the_centre() {
     let report = Connect4::new().think(&limits, SearchOptions::default(), &table);
     let proof = report.proof.expect("an exact answer");
     assert_eq!(report.best_move, Some(Move(3)));
+    assert_eq!(report.stop_reason, StopReason::Book);
     assert_eq!(proof.outcome, Outcome::Win);
     assert_eq!(proof.plies_to_end, 41);
 }
@@ -80,4 +83,13 @@ fn every_first_move_gets_its_exact_value() {
             (6, Loss)
         ]
     );
+}
+
+#[test]
+fn a_position_past_the_book_is_proven_by_search_not_the_book() {
+    let table = TranspositionTable::with_megabytes(16);
+    // Pons' Test_L2_R1, line 1: 25 discs, beyond the book.
+    let game = Connect4::from_moves("5554224333234511764415115").expect("a legal line");
+    let report = game.think(&SearchLimits::default(), SearchOptions::default(), &table);
+    assert_eq!(report.stop_reason, StopReason::Proven);
 }

@@ -389,7 +389,10 @@ impl BoardGame for Connect4 {
             cancel: limits.cancel.clone(),
         };
         let mut solver = Solver::new(self.geometry, table, solver_limits).with_book(&STANDARD_BOOK);
-        if let Some(report) = self.solve_report(&mut solver, options.analysis, start) {
+        if let Some(mut report) = self.solve_report(&mut solver, options.analysis, start) {
+            if solver.book_hits > 0 {
+                report.stop_reason = StopReason::Book;
+            }
             return report;
         }
         // The solver ran out of budget: the generic search gets the rest. Its first iteration
