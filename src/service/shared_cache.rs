@@ -420,6 +420,7 @@ fn proof_of(wire: WireProof) -> Option<Proof> {
 fn stop_reason_of(name: &str) -> Option<StopReason> {
     [
         StopReason::Proven,
+        StopReason::Book,
         StopReason::Depth,
         StopReason::Nodes,
         StopReason::Time,
