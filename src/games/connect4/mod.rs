@@ -24,8 +24,8 @@ pub mod solver;
 use std::time::Instant;
 
 use crate::engine::{
-    Algorithm, Deadline, Game, Move, MoveScore, Outcome, Proof, Score, SearchLimits, SearchOptions,
-    SearchReport, Side, Status, StopReason, TranspositionTable, WIN, search,
+    Algorithm, Deadline, Game, Iteration, Move, MoveScore, Outcome, Proof, Score, SearchLimits,
+    SearchOptions, SearchReport, Side, Status, StopReason, TranspositionTable, WIN, search,
 };
 
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
@@ -160,18 +160,26 @@ impl Connect4 {
             (value, solver.best_column(pos, value)?, Vec::new())
         };
         let (score, proof) = self.engine_score(value);
+        let depth = self.max_remaining_plies();
         Some(SearchReport {
             best_move: Some(Move(best_col as u16)),
             score,
             proof: Some(proof),
-            depth: self.max_remaining_plies(),
+            depth,
             nodes: solver.nodes,
             table: solver.stats,
             elapsed: start.elapsed(),
             stop_reason: StopReason::Proven,
+            // The solver proves the value without a line; its one "iteration" is the whole
+            // game tree, so the report's depth and its iterations agree.
             pv: vec![Move(best_col as u16)],
             root_moves,
-            iterations: Vec::new(),
+            iterations: vec![Iteration {
+                depth,
+                score,
+                best_move: Move(best_col as u16),
+                nodes: solver.nodes,
+            }],
         })
     }
 }
