@@ -82,7 +82,9 @@ async fn a_node_limit_after_a_bigger_search_is_answered_within_it() {
     )
     .await;
     assert_eq!(small.body["cached"], false);
-    assert_eq!(small.body["stop_reason"], "nodes");
+    // Stopped by the cap, or proven within it (the game's table is warm from the big search).
+    let stop = small.body["stop_reason"].as_str().unwrap();
+    assert!(["nodes", "proven", "book"].contains(&stop), "{stop}");
     let small_nodes = small.body["nodes"].as_u64().unwrap();
     assert!(
         small_nodes < big_nodes && small_nodes <= 2_000,
