@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Two kibitz replicas behind a round-robin client, with and without the Redis-shared cache.
+
+The workload repeats positions, as a game site's does: the first N positions of one of Pons'
+Connect-4 sets, each asked R times, in a seeded random order, over a closed loop of C clients
+that alternate between the two replicas. Run once with two independent replicas, once with both
+sharing one `redis-server`; each run starts fresh processes (empty caches and tables). A 503
+(answered at once when no worker can start in time) is retried on the other replica, as a load
+balancer would; latency is per request, retries included.
+
+    cargo build --release && python3 benches/replicas.py            # defaults below
+    python3 benches/replicas.py --positions 200 --repeats 5 --clients 4 --budget-ms 100
+
+Needs `redis-server` (Debian package) and `target/release/kibitz`. Loopback only; every loop is
+bounded. Standard library only.
+"""
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url, seconds=20):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except Exception:
+            time.sleep(0.05)
+    raise RuntimeError(f"{url} never answered")
+
+
+def board_of(moves, width=7, height=6):
+    """Pons' move string (1-based columns) as kibitz's rows, top to bottom."""
+    grid = [["."] * width for _ in range(height)]
+    heights = [0] * width
+    for i, ch in enumerate(moves):
+        col = int(ch) - 1
+        grid[height - 1 - heights[col]][col] = "X" if i % 2 == 0 else "O"
+        heights[col] += 1
+    return ["".join(row) for row in grid]
+
+
+def start_replica(binary, redis_url):
+    port = free_port()
+    env = dict(os.environ, KIBITZ_ADDR=f"127.0.0.1:{port}", KIBITZ_WORKERS="1",
+               KIBITZ_TABLE_MB="32", KIBITZ_DRAIN_MS="0")
+    if redis_url:
+        env["KIBITZ_REDIS_URL"] = redis_url
+    proc = subprocess.Popen([binary], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_ready(f"http://127.0.0.1:{port}/readyz")
+    return proc, port
+
+
+def run(binary, bodies, clients, shared):
+    redis = None
+    redis_url = None
+    if shared:
+        rport = free_port()
+        redis = subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
+                                  "--save", "", "--appendonly", "no"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        redis_url = f"redis://127.0.0.1:{rport}/"
+        time.sleep(0.3)
+    replicas = [start_replica(binary, redis_url) for _ in range(2)]
+    results = []
+    lock = threading.Lock()
+    cursor = [0]
+
+    def client():
+        while True:
+            with lock:
+                i = cursor[0]
+                cursor[0] += 1
+            if i >= len(bodies):
+                return
+            # A 503 comes at once; like a load balancer, try the other replica (3 tries).
+            started = time.perf_counter()
+            for attempt in range(3):
+                port = replicas[(i + attempt) % 2][1]
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/move", data=bodies[i],
+                    headers={"content-type": "application/json"})
+                try:
+                    with urllib.request.urlopen(request, timeout=30) as response:
+                        answer = json.load(response)
+                        status = response.status
+                except urllib.error.HTTPError as error:
+                    answer, status = {}, error.code
+                if status != 503:
+                    break
+            took = time.perf_counter() - started
+            source = answer.get("cached_from") if answer.get("cached") else "search"
+            with lock:
+                results.append((status, took, source, attempt + 1))
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    for proc, _ in replicas:
+        proc.terminate()
+        proc.wait(timeout=30)
+    if redis:
+        redis.terminate()
+        redis.wait(timeout=10)
+
+    ok = sorted(t for s, t, _, _ in results if s == 200)
+    pct = lambda p: ok[min(len(ok) - 1, int(p * len(ok)))] * 1000 if ok else float("nan")
+    sources = {}
+    for s, _, src, _ in results:
+        if s == 200:
+            sources[src] = sources.get(src, 0) + 1
+    statuses = {}
+    for s, _, _, _ in results:
+        statuses[s] = statuses.get(s, 0) + 1
+    retried = sum(1 for *_, tries in results if tries > 1)
+    return {
+        "requests": len(results), "statuses": statuses, "wall_s": round(wall, 2),
+        "answered_per_s": round(len(ok) / wall, 1), "retried_elsewhere": retried,
+        "p50_ms": round(pct(0.50), 1), "p90_ms": round(pct(0.90), 1),
+        "p99_ms": round(pct(0.99), 1), "max_ms": round(ok[-1] * 1000, 1) if ok else None,
+        "answered_by": sources,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", default=os.path.join(ROOT, "target/release/kibitz"))
+    parser.add_argument("--file", default=os.path.join(ROOT, "tests/data/connect4/Test_L1_R2"))
+    parser.add_argument("--positions", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--budget-ms", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=20261130)
+    args = parser.parse_args()
+
+    with open(args.file) as f:
+        moves = [line.split()[0] for line in f if line.strip()][: args.positions]
+    bodies = [json.dumps({"game": "connect4", "board": board_of(m),
+                          "budget_ms": args.budget_ms}).encode()
+              for m in moves for _ in range(args.repeats)]
+    random.Random(args.seed).shuffle(bodies)
+    print(f"{len(bodies)} requests: {len(moves)} Connect-4 positions from "
+          f"{os.path.basename(args.file)} x {args.repeats}, budget {args.budget_ms} ms, "
+          f"{args.clients} clients round-robin over 2 replicas of 1 worker each")
+    for shared in (False, True):
+        label = "shared Redis cache" if shared else "independent caches"
+        print(f"{label:>20}: {json.dumps(run(args.binary, bodies, args.clients, shared))}")
+
+
+if __name__ == "__main__":
+    main()
