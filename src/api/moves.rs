@@ -292,6 +292,17 @@ pub struct MoveResponse {
     pub cached_from: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub analysis: Option<Vec<MoveScoreJson>>,
+    /// With `analysis` under renju: black's forbidden points now, with the reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forbidden: Option<Vec<ForbiddenJson>>,
+}
+
+/// A point black may not play (renju), for analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct ForbiddenJson {
+    pub cell: CellJson,
+    /// `double_three`, `double_four` or `overline`.
+    pub reason: &'static str,
 }
 
 fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
@@ -345,6 +356,15 @@ impl MoveResponse {
                             outcome: outcome_name,
                             plies_to_end,
                         }
+                    })
+                    .collect()
+            }),
+            forbidden: answer.forbidden.as_ref().map(|points| {
+                points
+                    .iter()
+                    .map(|p| ForbiddenJson {
+                        cell: p.cell.into(),
+                        reason: p.reason,
                     })
                     .collect()
             }),

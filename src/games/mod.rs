@@ -181,6 +181,13 @@ pub trait BoardGame: Game + Debug {
     /// The cell a move plays into (Connect-4: the landing cell).
     fn cell_of(&self, mv: Move) -> Cell;
 
+    /// Under rules that forbid some empty points to a player (renju: black's double threes,
+    /// double fours and overlines), those points now, with the reason's name, in cell order;
+    /// `None` when the rules forbid nothing.
+    fn forbidden_cells(&self) -> Option<Vec<(Move, &'static str)>> {
+        None
+    }
+
     /// Searches the position. The generic engine by default.
     fn think(
         &self,

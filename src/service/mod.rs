@@ -95,6 +95,14 @@ pub struct ScoredCell {
     pub proof: Option<Proof>,
 }
 
+/// A point the rules forbid to a player now (renju: black), for analysis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForbiddenCell {
+    pub cell: Cell,
+    /// `double_three`, `double_four` or `overline`.
+    pub reason: &'static str,
+}
+
 /// One completed iteration of iterative deepening.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IterationCell {
@@ -127,6 +135,8 @@ pub struct Answer {
     pub iterations: Vec<IterationCell>,
     /// Every legal move scored, best first, when asked.
     pub analysis: Option<Vec<ScoredCell>>,
+    /// With analysis, under rules that forbid points (renju): black's forbidden points now.
+    pub forbidden: Option<Vec<ForbiddenCell>>,
 }
 
 impl Answer {
@@ -138,6 +148,10 @@ impl Answer {
                 .analysis
                 .as_ref()
                 .map_or(0, |a| a.capacity() * std::mem::size_of::<ScoredCell>())
+            + self
+                .forbidden
+                .as_ref()
+                .map_or(0, |f| f.capacity() * std::mem::size_of::<ForbiddenCell>())
     }
 }
 
@@ -542,6 +556,19 @@ fn think<G: ServedGame>(
                 })
                 .collect()
         }),
+        forbidden: options
+            .analysis
+            .then(|| position.forbidden_cells())
+            .flatten()
+            .map(|points| {
+                points
+                    .into_iter()
+                    .map(|(mv, reason)| ForbiddenCell {
+                        cell: cell(mv),
+                        reason,
+                    })
+                    .collect()
+            }),
     })
 }
 

@@ -32,7 +32,7 @@ use crate::games::Cell;
 
 use super::cache::CacheKey;
 use super::metrics::GameLabel;
-use super::{Answer, IterationCell, ScoredCell};
+use super::{Answer, ForbiddenCell, IterationCell, ScoredCell};
 
 /// Bumped whenever the key or value layout changes.
 pub const FORMAT_VERSION: u32 = 1;
@@ -382,6 +382,9 @@ struct WireEntry {
     /// `[depth, nodes, score, move]` per completed iteration.
     iterations: Vec<(u32, u64, i32, WireCell)>,
     analysis: Option<Vec<(WireCell, i32, Option<WireProof>)>>,
+    /// `[cell, reason]` per forbidden point (renju analysis).
+    #[serde(default)]
+    forbidden: Option<Vec<(WireCell, String)>>,
 }
 
 fn wire_cell(cell: Cell) -> WireCell {
@@ -415,6 +418,13 @@ fn proof_of(wire: WireProof) -> Option<Proof> {
         outcome,
         plies_to_end: wire.1,
     })
+}
+
+fn forbidden_reason_of(name: &str) -> Option<&'static str> {
+    crate::games::gomoku::renju::Forbidden::ALL
+        .into_iter()
+        .map(|reason| reason.name())
+        .find(|&known| known == name)
 }
 
 fn stop_reason_of(name: &str) -> Option<StopReason> {
@@ -456,6 +466,12 @@ pub fn encode(answer: &Answer) -> Vec<u8> {
                 .map(|m| (wire_cell(m.cell), m.score, m.proof.map(wire_proof)))
                 .collect()
         }),
+        forbidden: answer.forbidden.as_ref().map(|points| {
+            points
+                .iter()
+                .map(|p| (wire_cell(p.cell), p.reason.to_owned()))
+                .collect()
+        }),
     };
     // Serialising plain data into a Vec cannot fail.
     serde_json::to_vec(&entry).unwrap_or_default()
@@ -480,6 +496,20 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
                             Some(wire) => Some(proof_of(wire)?),
                             None => None,
                         },
+                    })
+                })
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        None => None,
+    };
+    let forbidden = match entry.forbidden {
+        Some(points) => Some(
+            points
+                .into_iter()
+                .map(|(cell, reason)| {
+                    Some(ForbiddenCell {
+                        cell: cell_of(cell),
+                        reason: forbidden_reason_of(&reason)?,
                     })
                 })
                 .collect::<Option<Vec<_>>>()?,
@@ -515,6 +545,7 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
             })
             .collect(),
         analysis,
+        forbidden,
     };
     Some(answer)
 }
@@ -567,6 +598,10 @@ mod tests {
                 score: 999_999,
                 proof: None,
             }]),
+            forbidden: Some(vec![ForbiddenCell {
+                cell: Cell { row: 1, col: 1 },
+                reason: "double_three",
+            }]),
         }
     }
 
@@ -584,6 +619,10 @@ mod tests {
             .unwrap()
             .replace("\"proven\"", "\"cancelled\"");
         assert!(decode(&key(), unknown_reason.as_bytes()).is_none());
+        let unknown_forbidden = String::from_utf8(encode(&answer()))
+            .unwrap()
+            .replace("\"double_three\"", "\"triple_three\"");
+        assert!(decode(&key(), unknown_forbidden.as_bytes()).is_none());
     }
 
     #[test]

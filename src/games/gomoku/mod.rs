@@ -509,6 +509,15 @@ impl BoardGame for Gomoku {
     const NAME: &'static str = "gomoku";
     const MAX_SIDE: usize = MAX_SIDE;
 
+    fn forbidden_cells(&self) -> Option<Vec<(Move, &'static str)>> {
+        self.board.geo.rules.renju.then(|| {
+            self.forbidden_points()
+                .into_iter()
+                .map(|(mv, why)| (mv, why.name()))
+                .collect()
+        })
+    }
+
     fn from_grid(
         grid: &Grid,
         to_move: Option<Side>,

@@ -31,6 +31,13 @@ pub enum Forbidden {
 }
 
 impl Forbidden {
+    /// Every reason, for reading names back.
+    pub const ALL: [Forbidden; 3] = [
+        Forbidden::DoubleThree,
+        Forbidden::DoubleFour,
+        Forbidden::Overline,
+    ];
+
     /// Lower-case name, as the API and the arena's records print it.
     pub fn name(self) -> &'static str {
         match self {

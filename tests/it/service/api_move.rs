@@ -217,3 +217,58 @@ async fn cors_headers_are_sent_for_configured_origins_only() {
     let other = send(kibitz::api::app(state), request("https://evil.example")).await;
     assert!(other.headers.get("access-control-allow-origin").is_none());
 }
+
+/// Black to move on 15x15 with a double three at row 4, col 4 (white's stones in the corners).
+fn renju_double_three_board() -> Vec<String> {
+    let mut rows = vec![vec!['.'; 15]; 15];
+    for (r, c) in [(2, 4), (3, 4), (4, 2), (4, 3)] {
+        rows[r][c] = 'X';
+    }
+    for (r, c) in [(0, 14), (14, 14), (14, 0), (0, 10)] {
+        rows[r][c] = 'O';
+    }
+    rows.into_iter().map(String::from_iter).collect()
+}
+
+#[tokio::test]
+async fn renju_analysis_lists_blacks_forbidden_points_apart_from_the_scored_moves() {
+    let state = state();
+    let reply = post_move(
+        &state,
+        json!({"game": "gomoku", "board": renju_double_three_board(),
+               "rules": {"variant": "renju"}, "analysis": true, "max_depth": 1}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let point = json!({"row": 4, "col": 4});
+    let forbidden = reply.body["forbidden"]
+        .as_array()
+        .expect("a forbidden list");
+    assert!(
+        forbidden.contains(&json!({"cell": point, "reason": "double_three"})),
+        "{forbidden:?}"
+    );
+    let analysis = reply.body["analysis"].as_array().unwrap();
+    assert!(analysis.iter().all(|m| m["move"] != point));
+    assert_eq!(analysis.len() + forbidden.len(), 225 - 8);
+}
+
+#[tokio::test]
+async fn forbidden_points_appear_only_with_analysis_under_renju() {
+    let state = state();
+    let board = renju_double_three_board();
+    let free_style = post_move(
+        &state,
+        json!({"game": "gomoku", "board": board, "analysis": true, "max_depth": 1}),
+    )
+    .await;
+    assert_eq!(free_style.status, 200, "{}", free_style.text);
+    assert!(free_style.body.get("forbidden").is_none());
+    let no_analysis = post_move(
+        &state,
+        json!({"game": "gomoku", "board": board, "rules": {"variant": "renju"}, "max_depth": 1}),
+    )
+    .await;
+    assert_eq!(no_analysis.status, 200, "{}", no_analysis.text);
+    assert!(no_analysis.body.get("forbidden").is_none());
+}

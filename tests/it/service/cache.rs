@@ -175,6 +175,7 @@ fn the_cache_stays_within_its_byte_bound() {
         pv: vec![Cell { row: 0, col: 0 }; 100],
         iterations: Vec::new(),
         analysis: None,
+        forbidden: None,
     });
     for i in 0..500 {
         let key = CacheKey {

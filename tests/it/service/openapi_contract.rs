@@ -101,6 +101,7 @@ async fn move_answers_match_the_schema() {
         json!({"game": "connect4", "board": ["....", "....", "....", "X.O."], "analysis": true, "budget_ms": 300}),
         json!({"game": "gomoku", "board": gomoku_board(&[(7, 7, 'X'), (7, 8, 'O')]), "budget_ms": 100}),
         json!({"game": "gomoku", "board": gomoku_board(&[]), "rules": {"win_length": 4, "overline": "no_win"}, "budget_ms": 50}),
+        json!({"game": "gomoku", "board": gomoku_board(&[(2, 4, 'X'), (3, 4, 'X'), (4, 2, 'X'), (4, 3, 'X'), (0, 14, 'O'), (14, 14, 'O'), (14, 0, 'O'), (0, 10, 'O')]), "rules": {"variant": "renju"}, "analysis": true, "max_depth": 1}),
     ] {
         let reply = post_move(&state, body).await;
         assert_eq!(reply.status, 200, "{}", reply.text);
