@@ -13,6 +13,11 @@
 //! fastest here: it mostly stays in cache, and depth-preferred replacement keeps the big
 //! subtrees) is cleared before each position, outside the timed region, as Pons' solver is reset
 //! between positions; `--warm` keeps it instead.
+//!
+//! `--score-only` times what Pons' `c4solver` and BitBully's `mtdf` do, for a side-by-side
+//! comparison: the exact score alone (`Solver::solve`), without the opening book and without
+//! looking for the move that reaches it. Without it, the service's path is timed (`think`: the
+//! book, then the best move too).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -24,7 +29,7 @@ use kibitz::engine::{
 };
 use kibitz::games::BoardGame;
 use kibitz::games::connect4::Connect4;
-use kibitz::games::connect4::solver::score_from_distance;
+use kibitz::games::connect4::solver::{Solver, score_from_distance};
 use kibitz::games::tictactoe::TicTacToe;
 
 const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/connect4");
@@ -42,6 +47,7 @@ struct Args {
     files: Vec<(PathBuf, Option<usize>)>,
     table_mb: usize,
     warm: bool,
+    score_only: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -49,6 +55,7 @@ fn parse_args() -> Result<Args, String> {
     let mut limit = None;
     let mut table_mb = 8;
     let mut warm = false;
+    let mut score_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -66,6 +73,7 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or("--table-mb needs a number")?
             }
             "--warm" => warm = true,
+            "--score-only" => score_only = true,
             // cargo bench passes --bench to every bench binary.
             "--bench" => {}
             other if other.starts_with("--") => return Err(format!("unknown option {other}")),
@@ -87,6 +95,7 @@ fn parse_args() -> Result<Args, String> {
         files,
         table_mb,
         warm,
+        score_only,
     })
 }
 
@@ -149,11 +158,22 @@ fn pons_score(report: &SearchReport, game: &Connect4) -> Option<i32> {
     })
 }
 
+/// The exact score and nodes of `game`: the service's path, or the bare solver's score.
+fn solve(game: &Connect4, table: &TranspositionTable, score_only: bool) -> (Option<i32>, u64) {
+    if score_only {
+        let mut solver = Solver::new(*game.geometry(), table, SearchLimits::default());
+        let score = solver.solve(game.position());
+        return (score, solver.nodes);
+    }
+    let report = game.think(&SearchLimits::default(), SearchOptions::default(), table);
+    (pons_score(&report, game), report.nodes)
+}
+
 fn bench_file(
     path: &Path,
     limit: Option<usize>,
     table: &TranspositionTable,
-    warm: bool,
+    args: &Args,
 ) -> Result<(), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -168,19 +188,19 @@ fn bench_file(
             .and_then(|(m, s)| Some((m, s.trim().parse::<i32>().ok()?)))
             .ok_or_else(|| format!("{}:{}: not `<moves> <score>`", path.display(), n + 1))?;
         let game = Connect4::from_moves(moves).map_err(|e| format!("line {}: {e}", n + 1))?;
-        if !warm {
+        if !args.warm {
             table.clear();
         }
         let cpu_started = clock.now();
         let started = Instant::now();
-        let report = game.think(&SearchLimits::default(), SearchOptions::default(), table);
+        let (score, searched) = solve(&game, table, args.score_only);
         times.push(started.elapsed());
         cpu_times.push(clock.now().saturating_sub(cpu_started));
-        nodes += report.nodes;
-        if pons_score(&report, &game) == Some(expected) {
+        nodes += searched;
+        if score == Some(expected) {
             correct += 1;
         } else {
-            eprintln!("wrong: {line} -> {:?}", report.proof);
+            eprintln!("wrong: {line} -> {score:?}");
         }
     }
     let count = times.len();
@@ -251,17 +271,22 @@ fn main() {
     };
     let table = TranspositionTable::with_megabytes(args.table_mb);
     println!(
-        "table {} MiB ({} entries), {}",
+        "table {} MiB ({} entries), {}; {}",
         table.bytes() >> 20,
         table.capacity(),
         if args.warm {
             "kept warm across positions"
         } else {
             "cleared before each position"
+        },
+        if args.score_only {
+            "score only, no book (as Pons' and BitBully's solvers)"
+        } else {
+            "the service's path (book, then the best move)"
         }
     );
     for (path, limit) in &args.files {
-        if let Err(message) = bench_file(path, *limit, &table, args.warm) {
+        if let Err(message) = bench_file(path, *limit, &table, &args) {
             eprintln!("{message}");
             std::process::exit(1);
         }

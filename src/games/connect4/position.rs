@@ -38,34 +38,50 @@ pub const MIN_SIDE: u32 = 4;
 pub const MAX_WIDTH: usize = 12;
 
 impl Geometry {
+    /// The standard 7 x 6 board, as a constant: code that reads it through [`Shape`] gets
+    /// every shift and mask as an immediate.
+    pub const STANDARD: Geometry = Geometry::build(7, 6);
+
     /// The geometry of a `width` x `height` board, if that board fits in 64 bits.
     pub fn new(width: u32, height: u32) -> Option<Geometry> {
         if width < MIN_SIDE || height < MIN_SIDE || width * (height + 1) > 64 {
             return None;
         }
+        Some(Geometry::build(width, height))
+    }
+
+    /// The masks of a board already known to fit (`const`, hence the `while` loops).
+    const fn build(width: u32, height: u32) -> Geometry {
         let column_cells = (1u64 << height) - 1;
+        let mut odd_in_column = 0u64;
+        let mut row = 0;
+        while row < height {
+            odd_in_column |= 1 << row;
+            row += 2;
+        }
         let mut bottom = 0;
         let mut board = 0;
         let mut odd_rows = 0;
-        let odd_in_column = (0..height).step_by(2).fold(0u64, |acc, row| acc | 1 << row);
-        for col in 0..width {
+        let mut col = 0;
+        while col < width {
             let shift = col * (height + 1);
             bottom |= 1 << shift;
             board |= column_cells << shift;
             odd_rows |= odd_in_column << shift;
+            col += 1;
         }
-        Some(Geometry {
+        Geometry {
             width,
             height,
             bottom,
             board,
             odd_rows,
-        })
+        }
     }
 
     /// The standard 7 x 6 board.
     pub fn standard() -> Geometry {
-        Geometry::new(7, 6).expect("7 x 6 fits in 64 bits")
+        Geometry::STANDARD
     }
 
     pub fn cells(&self) -> u32 {
@@ -135,6 +151,32 @@ impl Geometry {
             let pairs = stones & (stones >> shift);
             pairs & (pairs >> (2 * shift)) != 0
         })
+    }
+}
+
+/// Where the solver's node loop reads the board shape from: [`Standard`], the 7 x 6 board known
+/// at compile time, or a [`Geometry`] known at run time. The loop is compiled once for each, so
+/// the standard board (nearly every request) runs with constant shifts and masks, and other
+/// shapes keep working unchanged.
+pub trait Shape: Copy {
+    fn geometry(self) -> Geometry;
+}
+
+/// The standard 7 x 6 board as a compile-time [`Shape`].
+#[derive(Clone, Copy, Debug)]
+pub struct Standard;
+
+impl Shape for Standard {
+    #[inline(always)]
+    fn geometry(self) -> Geometry {
+        Geometry::STANDARD
+    }
+}
+
+impl Shape for Geometry {
+    #[inline(always)]
+    fn geometry(self) -> Geometry {
+        self
     }
 }
 
@@ -252,6 +294,7 @@ impl Position {
     }
 
     /// The key of the left-right mirror image: equal positions up to symmetry have equal value.
+    #[inline]
     pub fn mirrored_key(&self, g: &Geometry) -> u64 {
         let key = self.key();
         let column_bits = g.height + 1;
@@ -275,6 +318,13 @@ mod tests {
         assert_eq!(g.centre_first_order()[..7], [3, 2, 4, 1, 5, 0, 6]);
         let g8 = Geometry::new(8, 7).unwrap();
         assert_eq!(g8.centre_first_order()[..8], [4, 3, 5, 2, 6, 1, 7, 0]);
+    }
+
+    #[test]
+    fn the_standard_constant_is_the_seven_by_six_geometry() {
+        assert_eq!(Some(Geometry::STANDARD), Geometry::new(7, 6));
+        assert_eq!(Geometry::STANDARD.board.count_ones(), 42);
+        assert_eq!(Geometry::STANDARD.odd_rows.count_ones(), 21);
     }
 
     #[test]

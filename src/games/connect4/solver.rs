@@ -36,7 +36,7 @@ use crate::engine::{Bound, Entry, Move, SearchLimits, StopReason, TableStats, Tr
 
 use super::book::{BOOK_PLIES, OpeningBook};
 use super::order::MoveSorter;
-use super::position::{Geometry, MAX_WIDTH, Position};
+use super::position::{Geometry, MAX_WIDTH, Position, Shape, Standard};
 
 /// Nodes between two polls of the clock and the cancel flag.
 pub const POLL_INTERVAL: u64 = 1024;
@@ -182,7 +182,7 @@ impl<'a> Solver<'a> {
             } else if med >= 0 && max / 2 > med {
                 med = max / 2;
             }
-            let r = self.negamax(pos, med, med + 1);
+            let r = self.search(pos, med, med + 1);
             if self.stopped.is_some() {
                 return None;
             }
@@ -215,7 +215,7 @@ impl<'a> Solver<'a> {
             let mut child = *pos;
             child.play(cell);
             // The move reaches `value` iff the child is worth at most `-value`.
-            let r = self.negamax(&child, -value, -value + 1);
+            let r = self.search(&child, -value, -value + 1);
             if self.stopped.is_some() {
                 return None;
             }
@@ -277,16 +277,34 @@ impl<'a> Solver<'a> {
         sorter
     }
 
+    /// [`Solver::negamax`] compiled for the board at hand: the standard board's constants, or
+    /// this solver's run-time geometry.
+    fn search(&mut self, pos: &Position, alpha: i32, beta: i32) -> i32 {
+        if self.g == Geometry::STANDARD {
+            self.negamax(Standard, pos, alpha, beta)
+        } else {
+            let g = self.g;
+            self.negamax(g, pos, alpha, beta)
+        }
+    }
+
     /// Negamax alpha-beta, fail-soft, on a position where the side to move cannot win at once
     /// and nobody has won. Returns the exact value when it lies inside `(alpha, beta)`, else a
-    /// bound on the same side of the window as the value.
-    fn negamax(&mut self, pos: &Position, mut alpha: i32, mut beta: i32) -> i32 {
+    /// bound on the same side of the window as the value. `shape` is `self.g`, possibly as
+    /// compile-time constants.
+    fn negamax<S: Shape>(
+        &mut self,
+        shape: S,
+        pos: &Position,
+        mut alpha: i32,
+        mut beta: i32,
+    ) -> i32 {
         // Step 1. Count the node and poll the limits now and then.
         self.nodes += 1;
         if self.nodes >= self.next_poll && self.poll() {
             return 0;
         }
-        let g = self.g;
+        let g = shape.geometry();
         let cells = g.cells() as i32;
         let moves = pos.moves as i32;
 
@@ -312,9 +330,9 @@ impl<'a> Solver<'a> {
         let mut upper = (cells - 1 - moves) / 2;
 
         // Step 4. Transposition table: both bounds narrow the window.
-        let (key, mirrored) = self.table_key(pos);
+        let (key, mirrored) = table_key(&g, pos);
         let mut table_column = NO_COLUMN;
-        if let Some((stored_lower, stored_upper, column)) = self.probe(key, mirrored) {
+        if let Some((stored_lower, stored_upper, column)) = self.probe(&g, key, mirrored) {
             lower = lower.max(stored_lower);
             upper = upper.min(stored_upper);
             table_column = column;
@@ -357,17 +375,17 @@ impl<'a> Solver<'a> {
                 || playable_threats & (threats >> 1) != 0
             {
                 let win_in_three = (cells - 1 - moves) / 2;
-                self.store(key, win_in_three, win_in_three, col, mirrored, empty);
+                self.store(&g, key, win_in_three, win_in_three, col, mirrored, empty);
                 return win_in_three;
             }
             if etc {
                 let mut child = *pos;
                 child.play(cell);
-                let (child_key, child_mirrored) = self.table_key(&child);
-                if let Some((_, child_upper, _)) = self.probe(child_key, child_mirrored) {
+                let (child_key, child_mirrored) = table_key(&g, &child);
+                if let Some((_, child_upper, _)) = self.probe(&g, child_key, child_mirrored) {
                     let through_child = -child_upper;
                     if through_child >= beta {
-                        self.store(key, through_child, upper, col, mirrored, empty);
+                        self.store(&g, key, through_child, upper, col, mirrored, empty);
                         return through_child;
                     }
                     if through_child > lower {
@@ -389,13 +407,13 @@ impl<'a> Solver<'a> {
         while let Some((cell, col)) = sorter.pop() {
             let mut child = *pos;
             child.play(cell);
-            let score = -self.negamax(&child, -beta, -alpha);
+            let score = -self.negamax(shape, &child, -beta, -alpha);
             if self.stopped.is_some() {
                 return 0;
             }
             if score >= beta {
                 // Step 7a. Fail high: `score` is a lower bound.
-                self.store(key, score, upper, col, mirrored, empty);
+                self.store(&g, key, score, upper, col, mirrored, empty);
                 return score;
             }
             if score > alpha {
@@ -411,28 +429,14 @@ impl<'a> Solver<'a> {
         } else {
             lower
         };
-        self.store(key, proven_lower, alpha, best_column, mirrored, empty);
+        self.store(&g, key, proven_lower, alpha, best_column, mirrored, empty);
         alpha
-    }
-
-    /// The table key of `pos`, and whether it is its mirror image's key. Early in the game a
-    /// position and its mirror share the entry under the smaller key.
-    #[inline]
-    fn table_key(&self, pos: &Position) -> (u64, bool) {
-        let own_key = pos.key();
-        if pos.moves < MIRROR_PLIES {
-            let mirror_key = pos.mirrored_key(&self.g);
-            if mirror_key < own_key {
-                return (solver_key(mirror_key), true);
-            }
-        }
-        (solver_key(own_key), false)
     }
 
     /// The bounds and best column stored for `key` (the column seen from `pos`'s side of the
     /// mirror).
     #[inline]
-    fn probe(&mut self, key: u64, mirrored: bool) -> Option<(i32, i32, u32)> {
+    fn probe(&mut self, g: &Geometry, key: u64, mirrored: bool) -> Option<(i32, i32, u32)> {
         self.stats.probes += 1;
         let entry = self.table.probe(key)?;
         self.stats.hits += 1;
@@ -440,7 +444,7 @@ impl<'a> Solver<'a> {
         let column = if entry.best_move.is_none() {
             NO_COLUMN
         } else if mirrored {
-            self.g.width - 1 - entry.best_move.0 as u32
+            g.width - 1 - entry.best_move.0 as u32
         } else {
             entry.best_move.0 as u32
         };
@@ -448,12 +452,22 @@ impl<'a> Solver<'a> {
     }
 
     #[inline]
-    fn store(&self, key: u64, lower: i32, upper: i32, col: u32, mirrored: bool, empty: i32) {
+    #[allow(clippy::too_many_arguments)]
+    fn store(
+        &self,
+        g: &Geometry,
+        key: u64,
+        lower: i32,
+        upper: i32,
+        col: u32,
+        mirrored: bool,
+        empty: i32,
+    ) {
         debug_assert!(lower <= upper, "{lower} > {upper}");
         let best_move = if col == NO_COLUMN {
             Move::NONE
         } else if mirrored {
-            Move((self.g.width - 1 - col) as u16)
+            Move((g.width - 1 - col) as u16)
         } else {
             Move(col as u16)
         };
@@ -467,6 +481,20 @@ impl<'a> Solver<'a> {
             },
         );
     }
+}
+
+/// The table key of `pos`, and whether it is its mirror image's key. Early in the game a
+/// position and its mirror share the entry under the smaller key.
+#[inline]
+fn table_key(g: &Geometry, pos: &Position) -> (u64, bool) {
+    let own_key = pos.key();
+    if pos.moves < MIRROR_PLIES {
+        let mirror_key = pos.mirrored_key(g);
+        if mirror_key < own_key {
+            return (solver_key(mirror_key), true);
+        }
+    }
+    (solver_key(own_key), false)
 }
 
 #[cfg(test)]
