@@ -20,10 +20,14 @@
 //! - Moves are ordered by the table's best move, then threats created, then centre first.
 //! - One transposition table (the engine's, shared by all requests) carries results across the
 //!   null-window probes. Each solver entry holds both a lower and an upper bound (Pons keeps only
-//!   one), packed in the entry's score field; a probe narrows the window from both sides. Before
-//!   searching, the children's entries are looked up too (enhanced transposition cutoff). Solver
-//!   keys are tagged before mixing so they never meet the generic search's keys
-//!   ([`solver_key`]). Early in the game a position and its mirror share one entry.
+//!   one), packed in the entry's score field; a probe narrows the window from both sides. The
+//!   table is used at one parity of plies only (after BitBully; [`TABLE_PARITY`]); nodes of the
+//!   other parity look up their children instead (enhanced transposition cutoff), cutting off
+//!   on a child's upper bound and skipping moves whose child's lower bound shows they cannot
+//!   raise alpha. Solver keys are tagged before mixing so they never meet the generic search's
+//!   keys ([`solver_key`]). Early in the game a position and its mirror share one entry.
+//! - On the standard 7 x 6 board the node loop is compiled with the board's shape as constants
+//!   ([`super::position::Shape`]).
 //!
 //! - With an opening book attached, a node at the book's depth takes its exact value from the
 //!   book ([`super::book`]): a search from fewer discs then ends 12 plies in.
@@ -45,10 +49,18 @@ pub const POLL_INTERVAL: u64 = 1024;
 /// the most expensive and symmetric transpositions among them are common.
 const MIRROR_PLIES: u32 = 12;
 
-/// Enhanced transposition cutoffs are tried at nodes with at least this many empty cells. Near
-/// the very end a subtree is cheaper than the lookups; above that, on the L1_R2 set, lower
-/// thresholds measured fewer nodes (-20 % at 4 against none) and less CPU time.
-const ETC_MIN_EMPTY: i32 = 4;
+/// The table is read and written only at nodes with this many plies played, modulo 2 (after
+/// BitBully): the other half of the nodes look up their children instead (enhanced
+/// transposition cutoffs), which sit at the stored parity. Half the stores and about half the
+/// probes cost more nodes (+5 to +17 % on Pons' L2_R2 and L1_R2 sets) but much less time: the
+/// table is the solver's memory traffic (CPU time per position on L2_R2, 200 positions, 8 MiB
+/// table: 4.8-5.7 ms with the table at every node, 3.5-3.8 ms like this; `cargo bench --bench
+/// connect4 -- --score-only`, machine under load, interleaved runs).
+const TABLE_PARITY: i32 = 0;
+
+/// Nodes with fewer empty cells than this neither use the table nor look up their children:
+/// near the very end a subtree is cheaper than the lookups.
+const TABLE_MIN_EMPTY: i32 = 4;
 
 /// Bit 63 is never part of a key on boards of at most 63 bits, so tagging it keeps solver and
 /// generic-search keys apart.
@@ -329,10 +341,19 @@ impl<'a> Solver<'a> {
         let mut lower = -(cells - 2 - moves) / 2;
         let mut upper = (cells - 1 - moves) / 2;
 
-        // Step 4. Transposition table: both bounds narrow the window.
-        let (key, mirrored) = table_key(&g, pos);
+        // Step 4. Transposition table, at one parity of plies (see [`TABLE_PARITY`]): both
+        // bounds narrow the window.
+        let empty = cells - moves;
+        let stored_here = moves % 2 == TABLE_PARITY && empty >= TABLE_MIN_EMPTY;
+        let (key, mirrored) = if stored_here {
+            table_key(&g, pos)
+        } else {
+            (0, false)
+        };
         let mut table_column = NO_COLUMN;
-        if let Some((stored_lower, stored_upper, column)) = self.probe(&g, key, mirrored) {
+        if stored_here
+            && let Some((stored_lower, stored_upper, column)) = self.probe(&g, key, mirrored)
+        {
             lower = lower.max(stored_lower);
             upper = upper.min(stored_upper);
             table_column = column;
@@ -350,13 +371,14 @@ impl<'a> Solver<'a> {
             }
         }
 
-        // Step 5. Generate the non-losing moves. With enough empty cells left, also look up
-        // each child (enhanced transposition cutoff): a child already known to be at most
-        // `-beta` cuts off here without a search. The lookups of all children are independent
-        // loads, so their cache misses overlap, and the child searched next finds its entry
-        // already in cache.
-        let empty = cells - moves;
-        let etc = empty >= ETC_MIN_EMPTY;
+        // Step 5. Generate the non-losing moves. Where the children are at the stored parity,
+        // also look up each child (enhanced transposition cutoff): a child already known to be
+        // at most `-beta` cuts off here without a search, and a move whose child is known to be
+        // worth at least `-alpha` cannot raise alpha, so it is not searched at all (dropping it
+        // keeps the fail-low result, alpha, a true upper bound). The lookups of all children are
+        // independent loads, so their cache misses overlap, and the child searched next finds
+        // its entry already in cache.
+        let etc = !stored_here && moves % 2 != TABLE_PARITY && empty > TABLE_MIN_EMPTY;
         let mut sorter = MoveSorter::new();
         for i in (0..g.width as usize).rev() {
             let col = self.order[i];
@@ -375,17 +397,24 @@ impl<'a> Solver<'a> {
                 || playable_threats & (threats >> 1) != 0
             {
                 let win_in_three = (cells - 1 - moves) / 2;
-                self.store(&g, key, win_in_three, win_in_three, col, mirrored, empty);
+                if stored_here {
+                    self.store(&g, key, win_in_three, win_in_three, col, mirrored, empty);
+                }
                 return win_in_three;
             }
             if etc {
                 let mut child = *pos;
                 child.play(cell);
                 let (child_key, child_mirrored) = table_key(&g, &child);
-                if let Some((_, child_upper, _)) = self.probe(&g, child_key, child_mirrored) {
+                if let Some((child_lower, child_upper, _)) =
+                    self.probe(&g, child_key, child_mirrored)
+                {
+                    if -child_lower <= alpha {
+                        continue;
+                    }
                     let through_child = -child_upper;
                     if through_child >= beta {
-                        self.store(&g, key, through_child, upper, col, mirrored, empty);
+                        // Nothing to store: only nodes at the other parity look up children.
                         return through_child;
                     }
                     if through_child > lower {
@@ -413,7 +442,9 @@ impl<'a> Solver<'a> {
             }
             if score >= beta {
                 // Step 7a. Fail high: `score` is a lower bound.
-                self.store(&g, key, score, upper, col, mirrored, empty);
+                if stored_here {
+                    self.store(&g, key, score, upper, col, mirrored, empty);
+                }
                 return score;
             }
             if score > alpha {
@@ -424,6 +455,9 @@ impl<'a> Solver<'a> {
 
         // Step 7b. Every move is at most `alpha`; if one raised alpha (or a bound said so
         // before the search), it is also at least that.
+        if !stored_here {
+            return alpha;
+        }
         let proven_lower = if best_column != NO_COLUMN {
             alpha
         } else {
