@@ -309,8 +309,8 @@ impl Vct {
         // attacker's four cells only those that leave it no open four are defences here (a
         // closed four elsewhere does not stop the three), beside all the defender's own fours.
         // If nothing defends, every rule move is searched: all lose, the longest defence counts.
-        // (The main search keeps the wider set: narrowing it there lost games, 37 of 96 against
-        // Carbon instead of 61, for reasons not yet understood.)
+        // (The main search keeps the wider set: narrowing it there lost games in the old
+        // arena, for reasons not understood; not re-measured since.)
         self.pos.search_moves(&mut replies);
         // Against a renju black three the narrowing below is not exact (a straight-four point
         // may be forbidden, or make an overline): the wider threat-rule set stays.
