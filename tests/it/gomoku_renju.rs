@@ -7,6 +7,8 @@ use std::time::Duration;
 use kibitz::engine::{Game, Move, SearchLimits, SearchOptions, Side, TranspositionTable};
 use kibitz::games::BoardGame;
 use kibitz::games::gomoku::renju::{self, Forbidden};
+use kibitz::games::gomoku::vcf::{Vcf, VcfLimits};
+use kibitz::games::gomoku::vct::{self, Vct, VctLimits};
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
 use kibitz::service::games::parse_gomoku_rules;
 
@@ -351,4 +353,177 @@ fn black_still_moves_when_the_only_block_of_a_four_is_forbidden() {
     let report = p.think(&limits, SearchOptions::default(), &table);
     let chosen = report.best_move.expect("a move");
     assert_eq!(p.forbidden(chosen.index()), None);
+}
+
+// The threat searches (VCF, VCT) under renju: black never plays a forbidden point, as a threat
+// or as a block, and a white four whose only block is forbidden cannot be stopped.
+
+/// The position of `cells` under `rules`, `to_move` to move.
+fn position_with(cells: &[u8], rules: GomokuRules, to_move: Side) -> Gomoku {
+    let mut p = Gomoku::new(SIZE, SIZE, rules).expect("15x15");
+    let stones = cells.iter().enumerate().filter_map(|(i, &v)| match v {
+        1 => Some((i, Side::First)),
+        2 => Some((i, Side::Second)),
+        _ => None,
+    });
+    p.set_up(stones, to_move);
+    p
+}
+
+fn vcf_line(p: &Gomoku) -> Option<Vec<Move>> {
+    Vcf::new(p.clone()).solve(&VcfLimits::default())
+}
+
+fn vct_win(p: &Gomoku) -> Option<(Move, u32)> {
+    let limits = VctLimits {
+        deadline: None,
+        max_nodes: 2_000_000,
+        cancel: None,
+    };
+    Vct::new(p.clone()).solve(vct::MAX_THREATS, &limits)
+}
+
+/// Plays `line` from `p` and checks that no black move of it is forbidden when played and
+/// that it ends with a win for the side that started it.
+fn assert_legal_winning_line(p: &Gomoku, line: &[Move]) {
+    let mut q = p.clone();
+    let attacker = q.side_to_move();
+    for &mv in line {
+        assert!(q.is_legal(mv), "{mv:?} is not legal in\n{q:?}");
+        if q.side_to_move() == Side::First {
+            assert_eq!(
+                q.forbidden(mv.index()),
+                None,
+                "black plays forbidden {mv:?}"
+            );
+        }
+        q.make(mv);
+    }
+    assert_eq!(q.status(), kibitz::engine::Status::Lost);
+    assert_eq!(q.side_to_move(), attacker.other());
+}
+
+#[test]
+fn black_finds_a_vcf_under_renju_and_plays_it() {
+    // A four on row 5 forces white to (5,8); then (8,8) is a four-three (allowed in renju):
+    // the column four and the diagonal/row threes win. Every black move of the line is legal.
+    let (cells, _) = board(&[
+        "...............",
+        "...............",
+        "...............",
+        "...............",
+        "...............",
+        ".....XXX.......",
+        "...............",
+        "........X......",
+        "........X......",
+        "........X......",
+        "...............",
+        "...............",
+        "...O.O.O.O.O...",
+        "...........O...",
+        "...............",
+    ]);
+    let p = position_with(&cells, GomokuRules::renju(), Side::First);
+    let line = vcf_line(&p).expect("black's VCF under renju");
+    assert_legal_winning_line(&p, &line);
+    let table = TranspositionTable::with_megabytes(8);
+    let limits = SearchLimits::with_budget(Duration::from_millis(300));
+    let report = p.think(&limits, SearchOptions::default(), &table);
+    let proof = report.proof.expect("think proves black's win under renju");
+    assert_eq!(proof.outcome, kibitz::engine::Outcome::Win);
+    assert_eq!(p.forbidden(report.best_move.expect("a move").index()), None);
+}
+
+/// Black's double four at (7,7): a win in one move in free-style, forbidden in renju, where
+/// black has no other forced win.
+fn double_four_board() -> (Vec<u8>, usize) {
+    board(&[
+        "...............",
+        "...............",
+        "...............",
+        ".......O.......",
+        ".......X.......",
+        ".......X.......",
+        ".......X.......",
+        "...OXXX*.......",
+        "...............",
+        "...............",
+        "...............",
+        "...........O...",
+        "............O..",
+        "...............",
+    ])
+}
+
+#[test]
+fn a_vcf_whose_key_move_is_a_forbidden_double_four_is_not_reported_under_renju() {
+    let (cells, key) = double_four_board();
+    let free = position_with(&cells, GomokuRules::default(), Side::First);
+    let line = vcf_line(&free).expect("free-style: the double four wins");
+    assert_eq!(line[0], Move(key as u16));
+    let renju_pos = position_with(&cells, GomokuRules::renju(), Side::First);
+    assert_eq!(renju_pos.forbidden(key), Some(Forbidden::DoubleFour));
+    if let Some(line) = vcf_line(&renju_pos) {
+        panic!("renju: a VCF reported through {line:?}");
+    }
+    if let Some(found) = vct_win(&renju_pos) {
+        assert_ne!(
+            found.0,
+            Move(key as u16),
+            "renju: a VCT through the double four"
+        );
+    }
+    // Black may still win by other threats (its stones are strong); whatever `think` plays or
+    // proves, it is not the double four, and a proven line is legal.
+    let table = TranspositionTable::with_megabytes(8);
+    let limits = SearchLimits::with_budget(Duration::from_millis(200));
+    let report = renju_pos.think(&limits, SearchOptions::default(), &table);
+    assert_ne!(report.best_move, Some(Move(key as u16)));
+    assert_eq!(
+        renju_pos.forbidden(report.best_move.expect("a move").index()),
+        None
+    );
+}
+
+/// White to move: the diagonal three (3,3)-(5,5), closed by black at (2,2), becomes a four at
+/// (6,6) whose only block (7,7) is a double three for black.
+fn forbidden_block_board() -> (Vec<u8>, usize) {
+    board(&[
+        "...............",
+        "...............",
+        "..X............",
+        "...O...........",
+        "....O..X.......",
+        ".....O.X.......",
+        "...............",
+        ".....XX*.......",
+        "...............",
+        "...............",
+        "...............",
+        "..........O....",
+        "...............",
+    ])
+}
+
+#[test]
+fn white_wins_by_a_four_whose_only_block_is_forbidden_for_black() {
+    let (cells, block) = forbidden_block_board();
+    let renju_pos = position_with(&cells, GomokuRules::renju(), Side::Second);
+    assert_eq!(renju_pos.forbidden(block), Some(Forbidden::DoubleThree));
+    let line = vcf_line(&renju_pos).expect("renju: white's four cannot be blocked");
+    assert_eq!(line[0], Move((6 * SIZE + 6) as u16));
+    assert_legal_winning_line(&renju_pos, &line);
+    // In free-style black simply blocks: no VCF.
+    let free = position_with(&cells, GomokuRules::default(), Side::Second);
+    assert_eq!(vcf_line(&free), None);
+    // The VCT agrees, and `think` reports the proven win.
+    assert!(vct_win(&renju_pos).is_some());
+    let table = TranspositionTable::with_megabytes(8);
+    let limits = SearchLimits::with_budget(Duration::from_millis(200));
+    let report = renju_pos.think(&limits, SearchOptions::default(), &table);
+    assert_eq!(
+        report.proof.map(|p| p.outcome),
+        Some(kibitz::engine::Outcome::Win)
+    );
 }

@@ -11,7 +11,8 @@
 //! - `connect4_opening`: the empty board gets the centre at every budget.
 //! - `connect4_book`: the opening book agrees with the solver and answers the opening exactly.
 //! - `search_limits`: every limit is honoured.
-//! - `gomoku_rules`, `gomoku_tactics`, `gomoku_limits`, `gomoku_pbrain`, `gomoku_arena`: gomoku.
+//! - `gomoku_rules`, `gomoku_tactics`, `gomoku_limits`, `gomoku_pbrain`, `gomoku_arena`,
+//!   `gomoku_renju`, `gomoku_defence`: gomoku.
 //! - `service`: the HTTP contract, in process and over a socket.
 //! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
 //!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
@@ -22,6 +23,7 @@ mod connect4_equivalence;
 mod connect4_opening;
 mod connect4_positions;
 mod gomoku_arena;
+mod gomoku_defence;
 mod gomoku_limits;
 mod gomoku_pbrain;
 mod gomoku_renju;

@@ -31,7 +31,8 @@ pub struct Weights {
 /// with Rapfi's evaluation at 100 ms, least squares in win-probability space (logistic scale
 /// 200) with the forced-win positions left out (the threat judgement and the search own those).
 /// On held-out positions the fit's error is 0.017 against 0.046 for a constant and 0.048 for the
-/// hand-set weights it replaced; in play (192 games against Carbon at 100 ms) the two were even.
+/// hand-set weights it replaced. (Their comparison in play came from the old arena, whose scores
+/// were flattered by engines' protocol faults; it was not repeated.)
 /// A mover's five is a win the search sees before any evaluation, hence its 0.
 pub const WEIGHTS: Weights = Weights {
     mover_level: [0, 2, 6, 6, 26, 27, 48, 0],

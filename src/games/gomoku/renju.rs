@@ -90,10 +90,10 @@ impl Cells<'_> {
         back + forward + 1
     }
 
-    /// With black on `cell`: the points along `dir` within four cells that would make exactly
+    /// With black on `cell`: how many points along `dir` within four cells would make exactly
     /// five together with `cell` (the completions of the fours `cell` is part of).
-    fn five_completions(&mut self, cell: usize, dir: usize) -> Vec<i32> {
-        let mut completions = Vec::new();
+    fn five_completions(&mut self, cell: usize, dir: usize) -> usize {
+        let mut completions = 0;
         for k in (-4..=4).filter(|&k| k != 0) {
             let Some(e) = self.step(cell, dir, k) else {
                 continue;
@@ -105,7 +105,7 @@ impl Cells<'_> {
             let (back, forward) = self.run(e, dir);
             // The five must hold `cell`: a four elsewhere on the line is not this move's.
             if back + forward + 1 == 5 && (-back..=forward).contains(&-k) {
-                completions.push(k);
+                completions += 1;
             }
             self.cells[e] = 0;
         }
@@ -117,10 +117,10 @@ impl Cells<'_> {
     /// completions.
     fn fours(&mut self, cell: usize, dir: usize) -> usize {
         let completions = self.five_completions(cell, dir);
-        if completions.len() == 2 && self.run_length(cell, dir) == 4 {
+        if completions == 2 && self.run_length(cell, dir) == 4 {
             1
         } else {
-            completions.len()
+            completions
         }
     }
 
@@ -225,14 +225,24 @@ pub fn makes_exact_five(cells: &[u8], rows: usize, cols: usize, cell: usize) -> 
 }
 
 /// Whether black playing `cell` on `cells` (`rows` x `cols`) is forbidden under renju.
+///
+/// The test writes trial stones, so it works on a copy of the cells; the copy lives in a
+/// per-thread buffer, so the threat searches, which ask this at many nodes, allocate nothing.
 pub fn forbidden(cells: &[u8], rows: usize, cols: usize, cell: usize) -> Option<Forbidden> {
-    let mut copy = cells.to_vec();
-    Cells {
-        cells: &mut copy,
-        rows,
-        cols,
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    .forbidden(cell)
+    SCRATCH.with(|scratch| {
+        let mut copy = scratch.borrow_mut();
+        copy.clear();
+        copy.extend_from_slice(cells);
+        Cells {
+            cells: &mut copy,
+            rows,
+            cols,
+        }
+        .forbidden(cell)
+    })
 }
 
 /// Every forbidden point for black on `cells`, in cell order.

@@ -156,11 +156,20 @@ impl Vcf {
         // Gather the fours (forced to the single block when the defender has a five threat).
         let mut fours = std::mem::take(&mut self.buffers[ply]);
         fours.clear();
-        if board.level_count[d][FIVE as usize] > 0 {
-            let mut cells = [0usize; 2];
-            let n = self.pos.five_cells(me.other(), &mut cells);
-            if n == 1 && board.best_level(cells[0], a) >= FOUR {
-                fours.push((0, cells[0] as u16));
+        // Under renju black's overline points count as fives in the patterns but win nothing,
+        // so the defender's fives are counted exactly.
+        let mut counter = [0usize; 2];
+        let counter_fives = if board.level_count[d][FIVE as usize] > 0 {
+            self.pos.five_cells(me.other(), &mut counter)
+        } else {
+            0
+        };
+        if counter_fives > 0 {
+            if counter_fives == 1
+                && board.best_level(counter[0], a) >= FOUR
+                && self.pos.allowed(counter[0], me)
+            {
+                fours.push((0, counter[0] as u16));
             }
         } else if board.level_count[a][FOUR as usize] + board.level_count[a][OPEN_FOUR as usize] > 0
         {
@@ -177,7 +186,8 @@ impl Vcf {
                     open |= level == OPEN_FOUR;
                     rank += level as i32;
                 }
-                if fours_here > 0 {
+                // Renju: black never plays a forbidden point, not even to make a four.
+                if fours_here > 0 && self.pos.allowed(cell, me) {
                     let rank = rank + if open || fours_here > 1 { 100 } else { 0 };
                     fours.push((rank, cell as u16));
                 }
@@ -204,6 +214,15 @@ impl Vcf {
                 self.line.push(Move(blocks[0] as u16));
                 self.line.push(attack_move);
                 won = true;
+            } else if !defender_wins && n == 1 && !self.pos.allowed(blocks[0], me.other()) {
+                // Renju: black's only block is forbidden, so the four cannot be stopped; black
+                // plays anything else and the five follows.
+                if let Some(other) = self.pos.any_allowed_move(blocks[0]) {
+                    self.line.push(Move(blocks[0] as u16));
+                    self.line.push(other);
+                    self.line.push(attack_move);
+                    won = true;
+                }
             } else if !defender_wins && n == 1 {
                 let block = Move(blocks[0] as u16);
                 self.pos.make(block);

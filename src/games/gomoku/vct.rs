@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use super::Gomoku;
 use super::patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
-use crate::engine::{CancelFlag, Game, Move, Status};
+use crate::engine::{CancelFlag, Game, Move, Side, Status};
 
 /// Slots of the failure table (a power of two).
 const TABLE_SLOTS: usize = 1 << 16;
@@ -148,7 +148,9 @@ impl Vct {
         if let Some(win) = self.pos.immediate_win() {
             return Some((win, 1));
         }
-        let counter_four = self.pos.board.level_count[me.other().index()][FIVE as usize] > 0;
+        // Counted exactly: under renju black's overline points are fives in the patterns only.
+        let counter_four = self.pos.board.level_count[me.other().index()][FIVE as usize] > 0
+            && self.pos.five_cells(me.other(), &mut [0usize; 1]) > 0;
         if depth == 0 && !counter_four {
             return None;
         }
@@ -196,6 +198,9 @@ impl Vct {
         {
             return None;
         }
+        if !self.pos.allowed(cells[0], self.pos.side_to_move()) {
+            return None;
+        }
         let block = Move(cells[0] as u16);
         self.pos.make(block);
         let result = self.and_node(depth, ply + 1, limits);
@@ -205,12 +210,17 @@ impl Vct {
 
     /// Tries the attacker's fours, then its best open threes.
     fn threaten(&mut self, depth: u32, ply: usize, limits: &VctLimits) -> Option<(Move, u32)> {
-        let a = self.pos.side_to_move().index();
+        let me = self.pos.side_to_move();
+        let a = me.index();
         let board = &self.pos.board;
         let mut moves = std::mem::take(&mut self.buffers[ply]);
         moves.clear();
         for cell in 0..board.cells.len() {
             if board.cells[cell] != 0 || board.near[cell] == 0 {
+                continue;
+            }
+            // Renju: black never plays a forbidden point (the test runs only on threat cells).
+            if board.best_level(cell, a) >= OPEN_THREE && !self.pos.allowed(cell, me) {
                 continue;
             }
             let best = board.best_level(cell, a);
@@ -244,6 +254,30 @@ impl Vct {
         found
     }
 
+    /// Renju, black the attacker, white to move: whether black has a point it may play that
+    /// makes a four with two exact-five completions (a straight four, which wins). A black
+    /// three whose straight-four points are all forbidden, or would make overlines, is no
+    /// threat. Only cells whose patterns show an open four are tried.
+    fn black_has_straight_four_point(&mut self) -> bool {
+        let black = Side::First;
+        for cell in 0..self.pos.board.cells.len() {
+            if self.pos.board.cells[cell] != 0
+                || self.pos.board.best_level(cell, black.index()) != OPEN_FOUR
+                || self.pos.forbidden(cell).is_some()
+            {
+                continue;
+            }
+            // Seen from black's side: the pass is only a way to put the stone down.
+            self.pos.board.place(cell, black.index());
+            let fives = self.pos.five_cells(black, &mut [0; 2]);
+            self.pos.board.remove(cell);
+            if fives >= 2 {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Defender to move after a threat: every answer must still lose. Returns the plies to the
     /// five in the longest defence.
     fn and_node(&mut self, depth: u32, ply: usize, limits: &VctLimits) -> Option<u32> {
@@ -253,11 +287,18 @@ impl Vct {
         let me = self.pos.side_to_move();
         let (def, att) = (me.index(), me.other().index());
         let board = &self.pos.board;
-        if board.level_count[def][FIVE as usize] > 0 {
+        if board.level_count[def][FIVE as usize] > 0 && self.pos.five_cells(me, &mut [0; 1]) > 0 {
             return None;
         }
-        let threatened = board.level_count[att][FIVE as usize] > 0
-            || board.level_count[att][OPEN_FOUR as usize] > 0;
+        let restricted_attacker = self.pos.black_is_restricted(me.other());
+        let attacker_fives = if board.level_count[att][FIVE as usize] > 0 {
+            self.pos.five_cells(me.other(), &mut [0; 1])
+        } else {
+            0
+        };
+        let threatened = attacker_fives > 0
+            || (board.level_count[att][OPEN_FOUR as usize] > 0
+                && (!restricted_attacker || self.black_has_straight_four_point()));
         if !threatened {
             return None;
         }
@@ -268,10 +309,12 @@ impl Vct {
         // attacker's four cells only those that leave it no open four are defences here (a
         // closed four elsewhere does not stop the three), beside all the defender's own fours.
         // If nothing defends, every rule move is searched: all lose, the longest defence counts.
-        // (The main search keeps the wider set: narrowing it there lost games, 37 of 96 against
-        // Carbon instead of 61, for reasons not yet understood.)
+        // (The main search keeps the wider set: narrowing it there lost games in the old
+        // arena, for reasons not understood; not re-measured since.)
         self.pos.search_moves(&mut replies);
-        if board.level_count[att][FIVE as usize] == 0 {
+        // Against a renju black three the narrowing below is not exact (a straight-four point
+        // may be forbidden, or make an overline): the wider threat-rule set stays.
+        if attacker_fives == 0 && !restricted_attacker {
             let board = &self.pos.board;
             replies.retain(|mv| {
                 board.best_level(mv.index(), def) >= FOUR || board.stops_open_fours(mv.index(), att)
@@ -307,6 +350,27 @@ mod tests {
     use super::*;
     use crate::games::gomoku::GomokuRules;
     use crate::games::{BoardGame, Grid};
+
+    /// Row 7 of an otherwise empty 15x15 board, white to move, under renju.
+    fn renju_row(row: &str) -> Vct {
+        let mut pos = Gomoku::new(15, 15, GomokuRules::renju()).unwrap();
+        let stones = row.chars().enumerate().filter_map(|(c, ch)| match ch {
+            'X' => Some((7 * 15 + c, Side::First)),
+            'O' => Some((7 * 15 + c, Side::Second)),
+            _ => None,
+        });
+        pos.set_up(stones, Side::Second);
+        Vct::new(pos)
+    }
+
+    #[test]
+    fn a_renju_black_three_is_a_threat_only_with_a_straight_four_point() {
+        // `O.XXX..X`: (7,4) or (7,8) makes a four whose other end is an overline: no straight
+        // four, so white need not answer. Without the far stone the three is real.
+        assert!(!renju_row("...O.XXX..X....").black_has_straight_four_point());
+        assert!(renju_row("...O.XXX.......").black_has_straight_four_point());
+        assert!(renju_row(".....XXX.......").black_has_straight_four_point());
+    }
 
     #[test]
     fn two_open_threes_in_one_move_win_by_threats() {

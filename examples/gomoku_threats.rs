@@ -1,0 +1,174 @@
+//! Threat sequences in recorded arena games: which forced wins kibitz missed, in attack and
+//! in defence, and whether the current `think` sees them at a given budget.
+//!
+//! `cargo run --release --example gomoku_threats -- GAMES.txt [--ms 200] [--oracle-nodes N]`
+//!
+//! For every game of the record (`kibitz arena --record`) that kibitz lost, every position
+//! where kibitz was to move is judged with a large threat search (VCF, then VCT with
+//! `--oracle-nodes`, default 2,000,000):
+//! - attack: kibitz to move had a forced win (found by the oracle): does `think` at `--ms`
+//!   report a proven win?
+//! - defence: the first recorded kibitz move that left the opponent a forced win, where one of
+//!   the 40 best moves by threat order did not (the position was not yet lost to the oracle):
+//!   does `think` at `--ms` now choose a move after which the oracle finds no forced win?
+//!
+//! The oracle is kibitz's own threat search with a big budget: it proves every win it reports
+//! but misses some (its attacker rule is not complete), so the counts are lower bounds.
+
+use std::time::Duration;
+
+use kibitz::arena::openings::{parse_moves, play_moves};
+use kibitz::engine::{Game, Move, Outcome, SearchLimits, SearchOptions, Side, TranspositionTable};
+use kibitz::games::BoardGame;
+use kibitz::games::gomoku::vcf::{Vcf, VcfLimits};
+use kibitz::games::gomoku::vct::{self, Vct, VctLimits};
+use kibitz::games::gomoku::{Gomoku, GomokuRules};
+
+/// Whether the side to move has a forced win the oracle finds.
+fn oracle_wins(pos: &Gomoku, nodes: u64) -> bool {
+    if pos.immediate_win().is_some() {
+        return true;
+    }
+    let vcf = VcfLimits {
+        max_nodes: nodes,
+        ..VcfLimits::default()
+    };
+    if Vcf::new(pos.clone()).solve(&vcf).is_some() {
+        return true;
+    }
+    let limits = VctLimits {
+        deadline: None,
+        max_nodes: nodes,
+        cancel: None,
+    };
+    Vct::new(pos.clone())
+        .solve(vct::MAX_THREATS, &limits)
+        .is_some()
+}
+
+/// Whether the opponent has a forced win (by the oracle) after `mv`.
+fn loses_after(pos: &Gomoku, mv: Move, nodes: u64) -> bool {
+    let mut after = pos.clone();
+    after.make(mv);
+    after.status() == kibitz::engine::Status::Ongoing && oracle_wins(&after, nodes)
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut ms = 200u64;
+    let mut oracle = 2_000_000u64;
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--ms" => {
+                ms = args[i + 1].parse()?;
+                i += 1;
+            }
+            "--oracle-nodes" => {
+                oracle = args[i + 1].parse()?;
+                i += 1;
+            }
+            file => files.push(file.to_string()),
+        }
+        i += 1;
+    }
+    let (mut attack_positions, mut attack_found) = (0, 0);
+    let (mut defence_positions, mut defence_found) = (0, 0);
+    for file in &files {
+        let text = std::fs::read_to_string(file)?;
+        for game in text.split("[game ").skip(1) {
+            let kibitz_side = if game.contains("\nblack: kibitz") {
+                Side::First
+            } else {
+                Side::Second
+            };
+            let lost = match kibitz_side {
+                Side::First => game.contains("result: white wins"),
+                Side::Second => game.contains("result: black wins"),
+            };
+            let opening = game
+                .lines()
+                .find_map(|l| l.strip_prefix("opening: "))
+                .map_or(Ok(Vec::new()), |l| parse_moves(l, 15))?;
+            let Some(replay) = game.lines().find_map(|l| l.strip_prefix("replay: ")) else {
+                continue;
+            };
+            if !lost {
+                continue;
+            }
+            let moves = parse_moves(replay, 15)?;
+            let title = game.lines().next().unwrap_or("");
+            let mut pos = Gomoku::new(15, 15, GomokuRules::default())?;
+            play_moves(&mut pos, &moves[..opening.len()])?;
+            let mut defence_done = false;
+            for (ply, &(x, y)) in moves.iter().enumerate().skip(opening.len()) {
+                let played = pos.move_at(y, x);
+                if pos.side_to_move() == kibitz_side && pos.immediate_win().is_none() {
+                    let think = |pos: &Gomoku| {
+                        let table = TranspositionTable::with_megabytes(64);
+                        let limits = SearchLimits::with_budget(Duration::from_millis(ms));
+                        pos.think(&limits, SearchOptions::default(), &table)
+                    };
+                    if oracle_wins(&pos, oracle) {
+                        attack_positions += 1;
+                        let report = think(&pos);
+                        let proven = report.proof.is_some_and(|p| p.outcome == Outcome::Win);
+                        attack_found += usize::from(proven);
+                        println!(
+                            "{title}: ply {ply} attack: win missed in game, think proves it: {proven}"
+                        );
+                    } else if !defence_done && loses_after(&pos, played, oracle) {
+                        // The first move that let a forced win in (the position before it
+                        // was not lost for the opponent to move... as far as the oracle sees).
+                        // Counted only when one of the 40 best moves by threat order is
+                        // safe (else the game was lost before this move).
+                        defence_done = true;
+                        let mut candidates = Vec::new();
+                        pos.legal_moves(&mut candidates);
+                        candidates.retain(|m| pos.board().near[m.index()] > 0);
+                        candidates.sort_by_key(|&m| std::cmp::Reverse(pos.move_order_hint(m)));
+                        let savable = candidates
+                            .iter()
+                            .take(40)
+                            .any(|&m| !loses_after(&pos, m, oracle));
+                        if !savable {
+                            println!("{title}: ply {ply} defence: already lost");
+                            pos.make(played);
+                            continue;
+                        }
+                        if std::env::var_os("THREATS_DUMP").is_some() {
+                            let mut after = pos.clone();
+                            after.make(played);
+                            let limits = VctLimits {
+                                deadline: None,
+                                max_nodes: oracle,
+                                cancel: None,
+                            };
+                            let found = Vct::new(after).solve(vct::MAX_THREATS, &limits);
+                            let prefix: Vec<String> = moves[..=ply]
+                                .iter()
+                                .map(|&(x, y)| format!("{x},{y}"))
+                                .collect();
+                            println!("dump {found:?} after: {}", prefix.join(" "));
+                        }
+                        defence_positions += 1;
+                        let report = think(&pos);
+                        let chosen = report.best_move.unwrap_or(played);
+                        let safe = !loses_after(&pos, chosen, oracle);
+                        defence_found += usize::from(safe);
+                        println!(
+                            "{title}: ply {ply} defence: recorded move lost, think's move is safe: {safe}"
+                        );
+                    }
+                }
+                pos.make(played);
+            }
+        }
+    }
+    println!(
+        "attack: {attack_found}/{attack_positions} missed wins now proven; defence: \
+         {defence_found}/{defence_positions} first losing moves now avoided (oracle {oracle} nodes, {ms} ms)"
+    );
+    Ok(())
+}
