@@ -1,6 +1,7 @@
 //! The HTTP API: routes, bodies, errors, and the middleware every response goes through.
 //!
 //! - [`moves`]: `POST /move`.
+//! - [`stream`]: `POST /move` as Server-Sent Events (live progress).
 //! - [`tree`]: `POST /tree`, the teaching tree evaluator.
 //! - [`playground`]: `GET /`, the web page, and its embedded files.
 //! - [`meta`]: `GET /games`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
@@ -15,6 +16,7 @@ pub mod json;
 pub mod meta;
 pub mod moves;
 pub mod playground;
+pub mod stream;
 pub mod tree;
 
 use std::sync::Arc;

@@ -16,6 +16,8 @@
 //! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
 //!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
 //! - `shared_cache`: replicas sharing answers through a real `redis-server`.
+//! - `live_progress`: `POST /move` streamed as Server-Sent Events, and the engine's progress
+//!   hook; `sse_client` is the small SSE reader those tests use.
 
 mod connect4_book;
 mod connect4_equivalence;
@@ -28,10 +30,12 @@ mod gomoku_renju;
 mod gomoku_rules;
 mod gomoku_search_equivalence;
 mod gomoku_tactics;
+mod live_progress;
 mod playground;
 mod redis_support;
 mod search_equivalence;
 mod search_limits;
 mod service;
 mod shared_cache;
+mod sse_client;
 mod tictactoe_perfect;
