@@ -2,6 +2,7 @@
 //!
 //! - [`moves`]: `POST /move`.
 //! - [`stream`]: `POST /move` as Server-Sent Events (live progress).
+//! - [`review`]: `POST /review`, a game judged ply by ply.
 //! - [`tree`]: `POST /tree`, the teaching tree evaluator.
 //! - [`playground`]: `GET /`, the web page, and its embedded files.
 //! - [`meta`]: `GET /games`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
@@ -16,6 +17,7 @@ pub mod json;
 pub mod meta;
 pub mod moves;
 pub mod playground;
+pub mod review;
 pub mod stream;
 pub mod tree;
 
@@ -92,6 +94,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/move", post(moves::suggest_move))
         .route("/tree", post(tree::evaluate))
+        .route("/review", post(review::review))
         .route("/games", get(meta::games))
         .route("/healthz", get(meta::healthz))
         .route("/readyz", get(meta::readyz))

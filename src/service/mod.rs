@@ -7,6 +7,7 @@
 //! - [`shared_cache`]: the answer cache shared by replicas (Redis), behind the local one.
 //! - [`metrics`]: the Prometheus metrics.
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
+//! - [`review`]: a game's moves judged ply by ply, one search per position.
 //!
 //! A move request flows: validate limits → parse rules and board → cache lookup → admission →
 //! search on a worker (one transposition table per game, shared by all requests) → cache store.
@@ -18,6 +19,7 @@ pub mod games;
 pub mod metrics;
 pub mod pool;
 pub mod progress;
+pub mod review;
 pub mod shared_cache;
 
 use std::collections::HashMap;

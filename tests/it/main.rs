@@ -18,11 +18,13 @@
 //! - `shared_cache`: replicas sharing answers through a real `redis-server`.
 //! - `live_progress`: `POST /move` streamed as Server-Sent Events, and the engine's progress
 //!   hook; `sse_client` is the small SSE reader those tests use.
+//! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
 
 mod connect4_book;
 mod connect4_equivalence;
 mod connect4_opening;
 mod connect4_positions;
+mod game_review;
 mod gomoku_arena;
 mod gomoku_limits;
 mod gomoku_pbrain;
