@@ -95,8 +95,12 @@ async fn a_finished_game_reports_its_winner_and_the_winning_move_as_best() {
 #[tokio::test]
 async fn a_connect4_opening_blunder_throws_away_the_solved_win() {
     let server = start_server(Config::for_tests()).await;
-    // The empty board is a first-player win in 41 with the centre; an edge column loses.
-    let (status, body) = review(&server, &json!({"game": "connect4", "moves": [0, 3, 3]})).await;
+    // The empty board is a first-player win in 41 with the centre; an edge column loses. The
+    // solver needs a few ms a position with the opening book; the budget leaves room for a
+    // machine busy with other tests.
+    let request = json!({"game": "connect4", "moves": [0, 3, 3],
+                         "budget_ms": 12_000, "ply_budget_ms": 3_000});
+    let (status, body) = review(&server, &request).await;
     assert_eq!(status, 200, "{body}");
     assert_schema("ReviewResponse", &body);
     let first = &body["plies"][0];
