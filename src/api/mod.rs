@@ -1,6 +1,8 @@
 //! The HTTP API: routes, bodies, errors, and the middleware every response goes through.
 //!
 //! - [`moves`]: `POST /move`.
+//! - [`stream`]: `POST /move` as Server-Sent Events (live progress).
+//! - [`review`]: `POST /review`, a game judged ply by ply.
 //! - [`tree`]: `POST /tree`, the teaching tree evaluator.
 //! - [`playground`]: `GET /`, the web page, and its embedded files.
 //! - [`meta`]: `GET /games`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
@@ -15,6 +17,8 @@ pub mod json;
 pub mod meta;
 pub mod moves;
 pub mod playground;
+pub mod review;
+pub mod stream;
 pub mod tree;
 
 use std::sync::Arc;
@@ -90,6 +94,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/move", post(moves::suggest_move))
         .route("/tree", post(tree::evaluate))
+        .route("/review", post(review::review))
         .route("/games", get(meta::games))
         .route("/healthz", get(meta::healthz))
         .route("/readyz", get(meta::readyz))

@@ -7,6 +7,8 @@ use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, ApiResult};
@@ -372,12 +374,14 @@ impl MoveResponse {
     }
 }
 
-/// `POST /move`: suggests a move within the request's budget.
+/// `POST /move`: suggests a move within the request's budget; streamed as Server-Sent Events
+/// when the client accepts `text/event-stream` (see [`super::stream`]).
 pub async fn suggest_move(
     State(state): State<AppState>,
     arrival: Option<axum::Extension<Arrival>>,
+    headers: HeaderMap,
     ApiJson(request): ApiJson<MoveRequest>,
-) -> ApiResult<Json<MoveResponse>> {
+) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
     let service = &state.service;
     let game_label = service
@@ -400,7 +404,11 @@ pub async fn suggest_move(
         analysis: request.analysis,
         rules: request.rules,
         arrival,
+        progress: None,
     };
+    if super::stream::wants_event_stream(&headers) {
+        return Ok(super::stream::move_events(state.clone(), query, game_label, arrival).await);
+    }
     let result = service.dispatch(query).await.map_err(ApiError::from);
     let status = match &result {
         Ok(_) => 200,
@@ -425,5 +433,5 @@ pub async fn suggest_move(
         cached_from,
         ..
     } = result?;
-    Ok(Json(MoveResponse::new(&answer, cached_from)))
+    Ok(Json(MoveResponse::new(&answer, cached_from)).into_response())
 }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::progress::Progress;
+
 /// Nodes between two reads of the clock and the cancel flag.
 pub const CHECK_INTERVAL: u64 = 1024;
 
@@ -56,6 +58,10 @@ pub struct SearchLimits {
     /// Stop once this many nodes have been visited.
     pub max_nodes: Option<u64>,
     pub cancel: Option<CancelFlag>,
+    /// Told of every completed iteration of the main search thread (not a limit: a window on
+    /// the search, see [`super::progress`]). Searches other than the iterative deepening (a
+    /// game's exact solver, threat searches) report nothing through it.
+    pub progress: Option<Progress>,
 }
 
 impl SearchLimits {

@@ -6,6 +6,7 @@
 //! - [`ordering`]: killers, history and lazy move picking.
 //! - [`limits`]: deadline, depth, node and cancel limits.
 //! - [`report`]: what a search returns.
+//! - [`progress`]: the hook told of each completed iteration (live progress).
 //! - [`tree`]: explicit teaching trees (bracket text), minimax and textbook alpha-beta over them.
 //!
 //! The engine knows nothing of HTTP, serde or tokio; the service drives it from worker threads.
@@ -13,6 +14,7 @@
 pub mod game;
 pub mod limits;
 pub mod ordering;
+pub mod progress;
 pub mod report;
 pub mod search;
 pub mod table;
@@ -20,6 +22,7 @@ pub mod tree;
 
 pub use game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Side, Status, WIN, is_decisive};
 pub use limits::{CancelFlag, Deadline, SearchLimits, StopReason};
+pub use progress::{IterationInfo, Progress, ProgressObserver};
 pub use report::{Iteration, MoveScore, Outcome, Proof, SearchReport};
 pub use search::{Algorithm, SearchOptions, search};
 pub use table::{Bound, Entry, TableStats, TranspositionTable};

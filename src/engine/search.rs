@@ -12,6 +12,7 @@ use std::time::Instant;
 use super::game::{Game, INFINITY, MAX_PLY, Move, Score, Status, WIN, is_decisive};
 use super::limits::{CHECK_INTERVAL, SearchLimits, StopReason};
 use super::ordering::{MoveOrdering, pick_best};
+use super::progress::IterationInfo;
 use super::report::{Iteration, MoveScore, Proof, SearchReport};
 use super::table::{
     Bound, Entry, TableStats, TranspositionTable, score_from_table, score_to_table,
@@ -77,6 +78,8 @@ fn search_lazy_smp<G: Game>(
         max_depth: limits.max_depth,
         max_nodes: None,
         cancel: Some(stop.clone()),
+        // Only the main thread reports progress: its iterations are the answer's.
+        progress: None,
     };
     std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..=options.helper_threads)
@@ -258,6 +261,15 @@ impl<'t, G: Game> Searcher<'t, G> {
                 best_move: best.mv,
                 nodes: self.nodes - nodes_before,
             });
+            if let Some(progress) = &self.limits.progress {
+                progress.report(&IterationInfo {
+                    depth,
+                    score: best.score,
+                    best_move: best.mv,
+                    pv: &report.pv,
+                    nodes: self.nodes,
+                });
+            }
             if self.options.analysis {
                 report.root_moves = root_moves
                     .iter()

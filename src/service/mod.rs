@@ -6,6 +6,8 @@
 //! - [`cache`]: the answer cache in front of the pool.
 //! - [`shared_cache`]: the answer cache shared by replicas (Redis), behind the local one.
 //! - [`metrics`]: the Prometheus metrics.
+//! - [`progress`]: a search's iterations as they complete, for streamed answers.
+//! - [`review`]: a game's moves judged ply by ply, one search per position.
 //!
 //! A move request flows: validate limits → parse rules and board → cache lookup → admission →
 //! search on a worker (one transposition table per game, shared by all requests) → cache store.
@@ -16,6 +18,8 @@ pub mod cache;
 pub mod games;
 pub mod metrics;
 pub mod pool;
+pub mod progress;
+pub mod review;
 pub mod shared_cache;
 
 use std::collections::HashMap;
@@ -82,6 +86,9 @@ pub struct MoveQuery {
     pub rules: Option<Value>,
     /// When the request arrived: the budget runs from here.
     pub arrival: Instant,
+    /// Where to send the search's progress (`Started`, then each iteration), when streamed.
+    /// An answer from a cache sends nothing.
+    pub progress: Option<progress::ProgressSender>,
 }
 
 /// Default `budget_ms`.
@@ -431,6 +438,7 @@ impl Service {
             max_depth: asked.max_depth,
             max_nodes: asked.max_nodes,
             cancel: Some(cancel),
+            progress: None,
         };
         let options = SearchOptions {
             algorithm: query.algorithm,
@@ -441,11 +449,18 @@ impl Service {
         };
         let table = self.table_for::<G>();
         let worker_metrics = Arc::clone(metrics);
+        let progress = query.progress;
         let answer = self
             .inner
             .pool
             .run(times, move || {
                 let window = search_deadline.saturating_duration_since(Instant::now());
+                let mut limits = limits;
+                if let Some(sender) = progress {
+                    let _ = sender.try_send(progress::SearchEvent::Started);
+                    let observer = progress::CellObserver::new(position.clone(), sender);
+                    limits.progress = Some(crate::engine::Progress::new(observer));
+                }
                 let answer = think(&position, &limits, options, &table, window);
                 if matches!(&answer, Ok(a) if a.stop_reason == StopReason::Cancelled) {
                     worker_metrics.searches_cancelled.inc();

@@ -207,6 +207,21 @@ def test_gomoku_answers_a_move_and_draws_its_best_line(browser, base_url, screen
     screenshot(browser, screenshot_dir, "gomoku")
 
 
+def test_the_engine_move_lists_each_depth_as_the_search_streams_it(browser, base_url, screenshot_dir):
+    open_game(browser, base_url, "gomoku")
+    set_budget(browser, 600)
+    cell(browser, 7, 7).click()
+    wait(browser, my_turn_or_over)
+    items = browser.find_elements(By.CSS_SELECTOR, "#live li")
+    depths = [int(item.get_attribute("data-depth")) for item in items]
+    # POST /move with Accept: text/event-stream: one line per completed depth, deepening.
+    assert len(depths) >= 2, depths
+    assert depths == sorted(set(depths)), depths
+    assert depths[-1] == int(browser.find_element(By.ID, "r-depth").text)
+    assert all("nodes" in item.text for item in items)
+    screenshot(browser, screenshot_dir, "live-progress")
+
+
 def test_the_gomoku_heat_map_scores_every_empty_cell(browser, base_url, screenshot_dir):
     open_game(browser, base_url, "gomoku")
     set_budget(browser, 300)

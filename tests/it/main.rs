@@ -17,11 +17,15 @@
 //! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
 //!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
 //! - `shared_cache`: replicas sharing answers through a real `redis-server`.
+//! - `live_progress`: `POST /move` streamed as Server-Sent Events, and the engine's progress
+//!   hook; `sse_client` is the small SSE reader those tests use.
+//! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
 
 mod connect4_book;
 mod connect4_equivalence;
 mod connect4_opening;
 mod connect4_positions;
+mod game_review;
 mod gomoku_arena;
 mod gomoku_defence;
 mod gomoku_limits;
@@ -30,10 +34,12 @@ mod gomoku_renju;
 mod gomoku_rules;
 mod gomoku_search_equivalence;
 mod gomoku_tactics;
+mod live_progress;
 mod playground;
 mod redis_support;
 mod search_equivalence;
 mod search_limits;
 mod service;
 mod shared_cache;
+mod sse_client;
 mod tictactoe_perfect;

@@ -78,6 +78,62 @@
     }
   }
 
+  /// POSTs `body` asking for Server-Sent Events: calls `onIteration` with each `iteration`
+  /// event's data as it arrives (read with a stream reader, so the search shows while it runs)
+  /// and resolves to the `answer` event's data, the same body a plain JSON call returns.
+  /// Refusals come before the stream, as problem+json, and throw a Problem as `call` does.
+  async function callStream(path, body, onIteration) {
+    setBusy(+1);
+    try {
+      const response = await fetch(path, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify(body),
+      });
+      if (!response.ok || !(response.headers.get("content-type") || "").startsWith("text/event-stream")) {
+        const text = await response.text();
+        let json;
+        try {
+          json = JSON.parse(text);
+        } catch (_) {
+          json = { title: `HTTP ${response.status}`, detail: text.slice(0, 200) };
+        }
+        if (!response.ok) throw new Problem(json, response.status);
+        return json;
+      }
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let name = "message";
+          const data = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event:")) name = line.slice(6).trim();
+            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+          }
+          if (!data.length) continue; // a keep-alive comment
+          const json = JSON.parse(data.join("\n"));
+          if (name === "iteration") onIteration(json);
+          else if (name === "answer") return json;
+          else if (name === "error") throw new Problem(json, json.status || 500);
+        }
+      }
+      throw new Problem({ title: "The answer stream ended early" }, 0);
+    } catch (error) {
+      if (error instanceof Problem) throw error;
+      throw new Problem({ title: "The server cannot be reached", detail: String(error.message || error) }, 0);
+    } finally {
+      setBusy(-1);
+    }
+  }
+
   function setBusy(delta) {
     state.busy += delta;
     document.body.dataset.busy = state.busy > 0 ? "true" : "false";
@@ -279,8 +335,21 @@
   async function engineMove() {
     const epoch = state.epoch;
     setStatus(`kibitz (${state.toMove}) is thinking… (budget ${budget()} ms)`);
+    const live = $("live");
+    live.replaceChildren();
+    live.hidden = false;
+    $("live-title").hidden = false;
     try {
-      const report = await call("/move", requestBody({}));
+      const report = await callStream("/move", requestBody({}), (it) => {
+        if (epoch !== state.epoch) return;
+        // One line per completed depth, as the engine reports it.
+        const item = document.createElement("li");
+        item.dataset.depth = it.depth;
+        item.textContent = `depth ${it.depth}: ${cellName(it.move)} ${formatScore(it.score)}, ` +
+          `${it.nodes.toLocaleString("en")} nodes, ${it.elapsed_ms} ms`;
+        live.append(item);
+        setStatus(`kibitz (${state.toMove}) is thinking… depth ${it.depth}, best so far ${cellName(it.move)}`);
+      });
       if (epoch !== state.epoch) return;
       showProblem($("problem"), null);
       play(report.move);

@@ -395,6 +395,8 @@ impl BoardGame for Connect4 {
                 .max_nodes
                 .map(|n| n * SOLVER_SHARE_PERCENT as u64 / 100),
             cancel: limits.cancel.clone(),
+            // The solver has no iterations to report; the fallback search below does.
+            progress: None,
         };
         let mut solver = Solver::new(self.geometry, table, solver_limits).with_book(&STANDARD_BOOK);
         if let Some(mut report) = self.solve_report(&mut solver, options.analysis, start) {

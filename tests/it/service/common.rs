@@ -121,6 +121,7 @@ pub fn query(game: &str, board: &[&str], budget_ms: u64) -> MoveQuery {
         analysis: false,
         rules: None,
         arrival: Instant::now(),
+        progress: None,
     }
 }
 

@@ -1,0 +1,270 @@
+//! `POST /review`: a game's moves judged ply by ply (see `service::review` for how).
+//!
+//! JSON by default; with `Accept: text/event-stream` one `ply` event per ply as soon as it is
+//! judged, then a `review` event with the whole answer (the JSON body, same serializer), or an
+//! `error` event if a search fails after the stream began. Everything that can be refused is
+//! refused before the stream starts (bad JSON, unknown game, bad start board or rules, an
+//! illegal move naming its ply, budgets out of range, and a 503 when the first search cannot
+//! get a worker), as problem+json.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::Event;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use super::error::{ApiError, ApiResult};
+use super::json::ApiJson;
+use super::moves::{CellJson, Player};
+use super::stream::{error_event, json_event, millis, sse_response, wants_event_stream};
+use super::{AppState, Arrival};
+use crate::engine::{Proof, Score, Side};
+use crate::service::review::{GameStatus, PlayedMove, PlyReview, Review, ReviewError, ReviewQuery};
+
+/// A move in the list: a cell `{"row", "col"}`, or a Connect-4 column number.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum MoveJson {
+    Column(usize),
+    Cell(CellJson),
+}
+
+/// The `POST /review` body.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewRequest {
+    pub game: String,
+    /// The starting position (rows top to bottom, as `/move`'s `board`); the game's empty
+    /// default board when absent.
+    #[serde(default)]
+    pub board: Option<Vec<String>>,
+    #[serde(default)]
+    pub to_move: Option<Player>,
+    #[serde(default)]
+    pub rules: Option<serde_json::Value>,
+    pub moves: Vec<MoveJson>,
+    #[serde(default)]
+    pub budget_ms: Option<u64>,
+    #[serde(default)]
+    pub ply_budget_ms: Option<u64>,
+}
+
+/// One ply of the answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlyJson {
+    pub ply: usize,
+    pub player: Player,
+    pub played: CellJson,
+    pub best: CellJson,
+    pub best_score: Score,
+    pub played_score: Score,
+    pub loss: Score,
+    pub mark: &'static str,
+    pub best_outcome: Option<&'static str>,
+    pub best_plies_to_end: Option<u32>,
+    pub played_outcome: Option<&'static str>,
+    pub played_plies_to_end: Option<u32>,
+    pub outcome_change: Option<String>,
+    pub depth: u32,
+    pub cached: bool,
+}
+
+fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
+    match proof {
+        Some(p) => (Some(p.outcome.as_str()), Some(p.plies_to_end)),
+        None => (None, None),
+    }
+}
+
+impl From<&PlyReview> for PlyJson {
+    fn from(p: &PlyReview) -> Self {
+        let (best_outcome, best_plies_to_end) = outcome(p.best_proof);
+        let (played_outcome, played_plies_to_end) = outcome(p.played_proof);
+        PlyJson {
+            ply: p.ply,
+            player: p.player.into(),
+            played: p.played.into(),
+            best: p.best.into(),
+            best_score: p.best_score,
+            played_score: p.played_score,
+            loss: p.loss,
+            mark: p.mark.as_str(),
+            best_outcome,
+            best_plies_to_end,
+            played_outcome,
+            played_plies_to_end,
+            outcome_change: p.outcome_change.clone(),
+            depth: p.depth,
+            cached: p.cached,
+        }
+    }
+}
+
+/// Where the proven outcome first changed.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChangeJson {
+    pub ply: usize,
+    pub player: Player,
+    pub change: String,
+}
+
+/// The `200` body of `POST /review` (and the data of the streamed `review` event).
+#[derive(Clone, Debug, Serialize)]
+pub struct ReviewResponse {
+    pub game: &'static str,
+    pub plies: Vec<PlyJson>,
+    pub first_outcome_change: Option<ChangeJson>,
+    /// `ongoing`, `won` or `draw`, after the last move.
+    pub status: &'static str,
+    pub winner: Option<Player>,
+    pub elapsed_ms: f64,
+}
+
+impl From<&Review> for ReviewResponse {
+    fn from(review: &Review) -> Self {
+        let (status, winner) = match review.status {
+            GameStatus::Ongoing => ("ongoing", None),
+            GameStatus::Draw => ("draw", None),
+            GameStatus::Won(side) => ("won", Some(side.into())),
+        };
+        ReviewResponse {
+            game: review.game,
+            plies: review.plies.iter().map(PlyJson::from).collect(),
+            first_outcome_change: review.first_outcome_change.map(|i| {
+                let ply = &review.plies[i];
+                ChangeJson {
+                    ply: ply.ply,
+                    player: ply.player.into(),
+                    change: ply.outcome_change.clone().unwrap_or_default(),
+                }
+            }),
+            status,
+            winner,
+            elapsed_ms: millis(review.elapsed),
+        }
+    }
+}
+
+impl From<ReviewError> for ApiError {
+    fn from(error: ReviewError) -> Self {
+        match error {
+            ReviewError::Service(error) => ApiError::from(error),
+            illegal @ ReviewError::IllegalMove { index, .. } => {
+                ApiError::unplayable(format!("/moves/{index}"), illegal.to_string())
+            }
+            ReviewError::OutOfRange { pointer, message } => ApiError::unplayable(pointer, message),
+        }
+    }
+}
+
+type Reviewing = Pin<Box<dyn Future<Output = Result<Review, ReviewError>> + Send>>;
+
+/// `POST /review`.
+pub async fn review(
+    State(state): State<AppState>,
+    arrival: Option<axum::Extension<Arrival>>,
+    headers: HeaderMap,
+    ApiJson(request): ApiJson<ReviewRequest>,
+) -> ApiResult<Response> {
+    let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
+    let query = ReviewQuery {
+        game: request.game,
+        board: request.board,
+        to_move: request.to_move.map(Side::from),
+        rules: request.rules,
+        moves: request
+            .moves
+            .iter()
+            .map(|m| match *m {
+                MoveJson::Column(col) => PlayedMove::Column(col),
+                MoveJson::Cell(cell) => PlayedMove::Cell {
+                    row: cell.row,
+                    col: cell.col,
+                },
+            })
+            .collect(),
+        budget_ms: request.budget_ms,
+        ply_budget_ms: request.ply_budget_ms,
+        arrival,
+    };
+    let service = state.service.clone();
+    if !wants_event_stream(&headers) {
+        let review = service.review(query, None).await?;
+        return Ok(Json(ReviewResponse::from(&review)).into_response());
+    }
+    // Plies are sent as judged; a slow reader holds the review back (bounded memory).
+    let (sender, mut plies) = mpsc::channel::<PlyReview>(16);
+    let mut reviewing: Reviewing =
+        Box::pin(async move { service.review(query, Some(sender)).await });
+    let mut ready = VecDeque::new();
+    // Until the first ply is judged, an error is still a plain problem+json response.
+    tokio::select! {
+        biased;
+        Some(ply) = plies.recv() => ready.push_back(ply_event(&ply)),
+        result = &mut reviewing => {
+            while let Ok(ply) = plies.try_recv() {
+                ready.push_back(ply_event(&ply));
+            }
+            ready.push_back(json_event("review", &ReviewResponse::from(&result?)));
+            return Ok(sse_response(futures_util::stream::iter(ready.into_iter().map(Ok))));
+        }
+    }
+    let stream = ReviewStream {
+        reviewing: Some(reviewing),
+        plies,
+        ready,
+    };
+    Ok(sse_response(futures_util::stream::unfold(
+        stream,
+        |mut stream| async {
+            let event = stream.next().await?;
+            Some((Ok(event), stream))
+        },
+    )))
+}
+
+fn ply_event(ply: &PlyReview) -> Event {
+    json_event("ply", &PlyJson::from(ply))
+}
+
+/// The rest of a streamed review.
+struct ReviewStream {
+    reviewing: Option<Reviewing>,
+    plies: mpsc::Receiver<PlyReview>,
+    ready: VecDeque<Event>,
+}
+
+impl ReviewStream {
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(event);
+            }
+            let mut reviewing = self.reviewing.take()?;
+            tokio::select! {
+                biased;
+                Some(ply) = self.plies.recv() => {
+                    self.reviewing = Some(reviewing);
+                    self.ready.push_back(ply_event(&ply));
+                }
+                result = &mut reviewing => {
+                    while let Ok(ply) = self.plies.try_recv() {
+                        self.ready.push_back(ply_event(&ply));
+                    }
+                    let last = match result {
+                        Ok(review) => json_event("review", &ReviewResponse::from(&review)),
+                        Err(error) => error_event(ApiError::from(error)).await,
+                    };
+                    self.ready.push_back(last);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,600 @@
+//! Game review: every ply of a finished (or unfinished) game judged by the engine.
+//!
+//! The moves are replayed first, all of them, before any search: an illegal list is refused
+//! whole, naming the ply and why (out of the board, occupied, column full, game already over,
+//! renju forbidden point). Then each position of the game is searched once through
+//! [`Service::play`] (so the answer cache, the shared tables and the pool's admission apply as
+//! for `POST /move`): the position before ply `i` gives the best move and its score; the
+//! position after it, searched for the opponent and negated, gives the played move's score.
+//! One search per position, not two per ply, so a game of `n` plies costs `n + 1` searches at
+//! most (a position after a game-ending move is scored by the rules, not searched).
+//!
+//! Budget: the review's total `budget_ms` (capped by the server's `KIBITZ_MAX_BUDGET_MS`) is
+//! shared fairly: each search gets what is left divided by the searches left, capped by
+//! `ply_budget_ms`; time a search does not use (a proven or cached position) goes to the rest.
+//!
+//! Marks, from the mover's point of view, `loss` = best score − played score (never below 0):
+//! - `best`: the played move is the best move, or loses nothing;
+//! - both scores proven: a worse proven outcome is a `blunder` and names the change ("threw
+//!   away a win in 5: now a draw"); the same outcome, slower won or sooner lost, is `good`;
+//! - the played move walks into a proven loss the best move did not: `blunder`, named;
+//! - otherwise the heuristic loss against the game's [`Thresholds`].
+
+use std::any::Any;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::games::ServedGame;
+use super::{MoveQuery, Service, ServiceError};
+use crate::engine::{Algorithm, Move, Outcome, Proof, Score, Side, Status, WIN, is_decisive};
+use crate::games::connect4::Connect4;
+use crate::games::gomoku::Gomoku;
+use crate::games::tictactoe::TicTacToe;
+use crate::games::{BoardGame, Cell, Grid, Stone};
+
+/// Default per-ply search budget, in ms.
+pub const DEFAULT_PLY_BUDGET_MS: u64 = 250;
+/// The least a position's search may be given, in ms: a review whose total budget cannot give
+/// every position this much is refused (422) rather than answered with noise.
+pub const MIN_PLY_BUDGET_MS: u64 = 5;
+
+/// A move as the client wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayedMove {
+    Cell {
+        row: usize,
+        col: usize,
+    },
+    /// Connect-4: a column, 0-based from the left.
+    Column(usize),
+}
+
+/// A review request, parsed but not yet checked against the game.
+#[derive(Clone, Debug)]
+pub struct ReviewQuery {
+    pub game: String,
+    /// The starting position; `None` = the game's empty default board.
+    pub board: Option<Vec<String>>,
+    pub to_move: Option<Side>,
+    pub rules: Option<Value>,
+    pub moves: Vec<PlayedMove>,
+    pub budget_ms: Option<u64>,
+    pub ply_budget_ms: Option<u64>,
+    pub arrival: Instant,
+}
+
+/// Why a review cannot be done.
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    /// Move `index` (0-based in the list) cannot be played.
+    #[error("ply {} (/moves/{index}): {reason}", index + 1)]
+    IllegalMove { index: usize, reason: String },
+    /// A field out of range: its JSON pointer and what is allowed.
+    #[error("{message}")]
+    OutOfRange { pointer: String, message: String },
+}
+
+/// What the review says about one ply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlyReview {
+    /// 1-based: ply 1 is the first move of the list.
+    pub ply: usize,
+    pub player: Side,
+    pub played: Cell,
+    pub best: Cell,
+    /// Mover's view, engine scale.
+    pub best_score: Score,
+    pub played_score: Score,
+    pub loss: Score,
+    pub mark: Mark,
+    /// The proven result with the best move, and with the played one, when proven.
+    pub best_proof: Option<Proof>,
+    pub played_proof: Option<Proof>,
+    /// When the played move made the proven outcome worse, in words.
+    pub outcome_change: Option<String>,
+    /// Depth of the search of the position before the move, and whether it came from a cache.
+    pub depth: u32,
+    pub cached: bool,
+}
+
+/// A ply's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Best,
+    Good,
+    Inaccuracy,
+    Mistake,
+    Blunder,
+}
+
+impl Mark {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mark::Best => "best",
+            Mark::Good => "good",
+            Mark::Inaccuracy => "inaccuracy",
+            Mark::Mistake => "mistake",
+            Mark::Blunder => "blunder",
+        }
+    }
+}
+
+/// Heuristic score losses (engine units) up to which a move is `good`, an `inaccuracy`, a
+/// `mistake`; beyond the last, a `blunder`. Scaled to each game's evaluation: a Connect-4
+/// threat is worth 16 to 40, a gomoku open three about 50 to 100.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thresholds {
+    pub good: Score,
+    pub inaccuracy: Score,
+    pub mistake: Score,
+}
+
+/// The thresholds of a game (tic-tac-toe is always proven; its values are for completeness).
+pub fn thresholds(game: &str) -> Thresholds {
+    match game {
+        "connect4" => Thresholds {
+            good: 10,
+            inaccuracy: 30,
+            mistake: 80,
+        },
+        "gomoku" => Thresholds {
+            good: 15,
+            inaccuracy: 50,
+            mistake: 150,
+        },
+        _ => Thresholds {
+            good: 2,
+            inaccuracy: 5,
+            mistake: 10,
+        },
+    }
+}
+
+/// A whole review.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Review {
+    pub game: &'static str,
+    pub plies: Vec<PlyReview>,
+    /// Index into `plies` of the first ply whose move changed the proven outcome.
+    pub first_outcome_change: Option<usize>,
+    /// How the game stands after the last move.
+    pub status: GameStatus,
+    pub elapsed: Duration,
+}
+
+/// How the game stands after the last move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GameStatus {
+    Ongoing,
+    Won(Side),
+    Draw,
+}
+
+/// A position of the replayed game, as the searches take it.
+struct Replayed {
+    rows: Vec<String>,
+    to_move: Side,
+    status: Status,
+}
+
+/// The replayed game: `positions[i]` is before move `i`, the last one after every move.
+struct Replay {
+    positions: Vec<Replayed>,
+    played: Vec<Cell>,
+}
+
+/// A position's search result, mover's view.
+#[derive(Clone, Copy, Debug)]
+struct Judged {
+    best: Cell,
+    score: Score,
+    proof: Option<Proof>,
+    depth: u32,
+    cached: bool,
+}
+
+fn rows_of(grid: &Grid) -> Vec<String> {
+    (0..grid.rows)
+        .map(|r| {
+            (0..grid.cols)
+                .map(|c| match grid.at(r, c) {
+                    Stone::Empty => '.',
+                    Stone::Player(Side::First) => 'X',
+                    Stone::Player(Side::Second) => 'O',
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The empty board of a game's default size.
+fn default_board(game: &str) -> Vec<String> {
+    let (rows, cols) = match game {
+        "connect4" => (6, 7),
+        "gomoku" => (15, 15),
+        _ => (3, 3),
+    };
+    vec![".".repeat(cols); rows]
+}
+
+/// Why `mv`, the list's move `index`, is not among the legal moves of `position` (grid
+/// `grid`), in words.
+fn why_illegal<G: BoardGame>(position: &G, grid: &Grid, mv: PlayedMove, index: usize) -> String {
+    match position.status() {
+        Status::Ongoing => {}
+        Status::Lost if index == 0 => return "the starting position is already won".into(),
+        Status::Lost => {
+            return format!(
+                "the game is already over: {} won with ply {index}",
+                position.side_to_move().other().letter()
+            );
+        }
+        Status::Draw => return format!("the game is already over: a draw after ply {index}"),
+    }
+    match mv {
+        PlayedMove::Column(col) if col >= grid.cols => format!(
+            "column {col} is off the board (columns 0 to {})",
+            grid.cols - 1
+        ),
+        PlayedMove::Column(col) => format!("column {col} is full"),
+        PlayedMove::Cell { row, col } if row >= grid.rows || col >= grid.cols => format!(
+            "row {row}, column {col} is off the board ({} rows x {} columns)",
+            grid.rows, grid.cols
+        ),
+        PlayedMove::Cell { row, col } if grid.at(row, col) != Stone::Empty => {
+            format!("row {row}, column {col} is already occupied")
+        }
+        PlayedMove::Cell { row, col } => {
+            let any: &dyn Any = position;
+            if let Some(gomoku) = any.downcast_ref::<Gomoku>()
+                && let Some(why) = gomoku.forbidden(row * grid.cols + col)
+            {
+                return format!(
+                    "row {row}, column {col} is forbidden to black under renju ({})",
+                    why.name()
+                );
+            }
+            format!("row {row}, column {col} is not a legal move here")
+        }
+    }
+}
+
+/// Replays the moves from the start, refusing the first that cannot be played.
+fn replay<G: ServedGame>(query: &ReviewQuery, rules: &G::Rules) -> Result<Replay, ReviewError> {
+    let rows = query
+        .board
+        .clone()
+        .unwrap_or_else(|| default_board(G::NAME));
+    let mut grid = Grid::parse(&rows, G::MAX_SIDE).map_err(ServiceError::from)?;
+    let mut position = G::from_grid(&grid, query.to_move, rules).map_err(ServiceError::from)?;
+    // Each move fills a cell, so a legal list is never longer than the board has cells.
+    let empty = grid.cells.iter().filter(|&&s| s == Stone::Empty).count();
+    if query.moves.len() > empty {
+        return Err(ReviewError::OutOfRange {
+            pointer: "/moves".into(),
+            message: format!(
+                "{} moves, but the board has only {empty} empty cells",
+                query.moves.len()
+            ),
+        });
+    }
+    let mut positions = Vec::with_capacity(query.moves.len() + 1);
+    let mut played = Vec::with_capacity(query.moves.len());
+    let mut legal = Vec::new();
+    for (index, &wanted) in query.moves.iter().enumerate() {
+        positions.push(Replayed {
+            rows: rows_of(&grid),
+            to_move: position.side_to_move(),
+            status: position.status(),
+        });
+        let wrong_kind = match wanted {
+            PlayedMove::Column(_) if G::NAME != Connect4::NAME => {
+                Some("a move is a cell {\"row\", \"col\"} in this game, not a column")
+            }
+            PlayedMove::Cell { .. } if G::NAME == Connect4::NAME => {
+                Some("a Connect-4 move is a column number (0-based from the left)")
+            }
+            _ => None,
+        };
+        if let Some(reason) = wrong_kind {
+            return Err(ReviewError::IllegalMove {
+                index,
+                reason: reason.into(),
+            });
+        }
+        legal.clear();
+        position.legal_moves(&mut legal);
+        let found: Option<Move> = legal.iter().copied().find(|&mv| {
+            let cell = position.cell_of(mv);
+            match wanted {
+                PlayedMove::Column(col) => cell.col == col,
+                PlayedMove::Cell { row, col } => cell == Cell { row, col },
+            }
+        });
+        let Some(mv) = found else {
+            return Err(ReviewError::IllegalMove {
+                index,
+                reason: why_illegal(&position, &grid, wanted, index),
+            });
+        };
+        let cell = position.cell_of(mv);
+        grid.cells[cell.row * grid.cols + cell.col] = Stone::Player(position.side_to_move());
+        position.make(mv);
+        played.push(cell);
+    }
+    positions.push(Replayed {
+        rows: rows_of(&grid),
+        to_move: position.side_to_move(),
+        status: position.status(),
+    });
+    Ok(Replay { positions, played })
+}
+
+/// The proof seen from the other side, one ply earlier.
+fn flip(proof: Proof) -> Proof {
+    Proof {
+        outcome: match proof.outcome {
+            Outcome::Win => Outcome::Loss,
+            Outcome::Loss => Outcome::Win,
+            Outcome::Draw => Outcome::Draw,
+        },
+        plies_to_end: proof.plies_to_end + 1,
+    }
+}
+
+/// A child position's score seen from its parent: negated, and a proven result one ply
+/// further away (mate convention).
+fn parent_score(child: Score) -> Score {
+    if is_decisive(child) {
+        -child + child.signum()
+    } else {
+        -child
+    }
+}
+
+fn rank(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Loss => 0,
+        Outcome::Draw => 1,
+        Outcome::Win => 2,
+    }
+}
+
+fn describe(proof: Proof) -> String {
+    match proof.outcome {
+        Outcome::Win => format!("a win in {}", proof.plies_to_end),
+        Outcome::Loss => format!("a loss in {}", proof.plies_to_end),
+        Outcome::Draw => "a draw".into(),
+    }
+}
+
+/// Marks one ply (see the module doc).
+fn judge(
+    before: &Judged,
+    played: Cell,
+    played_score: Score,
+    played_proof: Option<Proof>,
+    limits: Thresholds,
+) -> (Score, Mark, Option<String>) {
+    let loss = (before.score - played_score).max(0);
+    if played == before.best || loss == 0 {
+        return (0, Mark::Best, None);
+    }
+    match (before.proof, played_proof) {
+        (Some(best), Some(got)) if rank(got.outcome) < rank(best.outcome) => {
+            let change = match best.outcome {
+                Outcome::Win => format!("threw away {}: now {}", describe(best), describe(got)),
+                _ => format!("turned {} into {}", describe(best), describe(got)),
+            };
+            return (loss, Mark::Blunder, Some(change));
+        }
+        (Some(best), Some(got)) if rank(got.outcome) >= rank(best.outcome) => {
+            return (loss, Mark::Good, None);
+        }
+        (best, Some(got)) if got.outcome == Outcome::Loss => {
+            let from = best.map_or("a position not proven lost".to_owned(), describe);
+            return (
+                loss,
+                Mark::Blunder,
+                Some(format!("walked into {} (best was {from})", describe(got))),
+            );
+        }
+        _ => {}
+    }
+    let mark = if loss <= limits.good {
+        Mark::Good
+    } else if loss <= limits.inaccuracy {
+        Mark::Inaccuracy
+    } else if loss <= limits.mistake {
+        Mark::Mistake
+    } else {
+        Mark::Blunder
+    };
+    (loss, mark, None)
+}
+
+impl Service {
+    /// Reviews a game; sends each ply's review to `sink` as soon as it is known, if given.
+    pub async fn review(
+        &self,
+        query: ReviewQuery,
+        sink: Option<mpsc::Sender<PlyReview>>,
+    ) -> Result<Review, ReviewError> {
+        match query.game.as_str() {
+            TicTacToe::NAME => self.review_game::<TicTacToe>(query, sink).await,
+            Connect4::NAME => self.review_game::<Connect4>(query, sink).await,
+            Gomoku::NAME => self.review_game::<Gomoku>(query, sink).await,
+            _ => Err(ServiceError::UnknownGame(query.game).into()),
+        }
+    }
+
+    /// Checks the review's budgets: (total, per ply), both in ms.
+    fn review_budgets(
+        &self,
+        query: &ReviewQuery,
+        searches: usize,
+    ) -> Result<(u64, u64), ReviewError> {
+        let max = self.max_budget_ms();
+        let searches = searches.max(1) as u64;
+        let ply = query.ply_budget_ms.unwrap_or(DEFAULT_PLY_BUDGET_MS);
+        if !(MIN_PLY_BUDGET_MS..=max).contains(&ply) {
+            return Err(ReviewError::OutOfRange {
+                pointer: "/ply_budget_ms".into(),
+                message: format!(
+                    "ply_budget_ms is {ply}; it must be between {MIN_PLY_BUDGET_MS} and {max}"
+                ),
+            });
+        }
+        let total = query
+            .budget_ms
+            .unwrap_or_else(|| ply.saturating_mul(searches).min(max));
+        let least = MIN_PLY_BUDGET_MS * searches;
+        if total > max || total < least.min(max) {
+            return Err(ReviewError::OutOfRange {
+                pointer: "/budget_ms".into(),
+                message: format!(
+                    "budget_ms is {total}; it must be between {} ({MIN_PLY_BUDGET_MS} ms for each \
+                     of the {searches} positions to search) and {max}",
+                    least.min(max)
+                ),
+            });
+        }
+        if least > max {
+            return Err(ReviewError::OutOfRange {
+                pointer: "/moves".into(),
+                message: format!(
+                    "{searches} positions to search need at least {least} ms, more than the \
+                     server's cap of {max} ms: review the game in parts"
+                ),
+            });
+        }
+        Ok((total, ply))
+    }
+
+    async fn review_game<G: ServedGame>(
+        &self,
+        query: ReviewQuery,
+        sink: Option<mpsc::Sender<PlyReview>>,
+    ) -> Result<Review, ReviewError> {
+        let rules = G::parse_rules(query.rules.as_ref()).map_err(ServiceError::from)?;
+        let replay = replay::<G>(&query, &rules)?;
+        // Positions to search: every ongoing one (the last only when it scores a move).
+        // No move, nothing to judge: no search either.
+        let positions = if replay.played.is_empty() {
+            &replay.positions[..0]
+        } else {
+            &replay.positions[..]
+        };
+        let searched = positions
+            .iter()
+            .filter(|p| p.status == Status::Ongoing)
+            .count();
+        let (total, ply_budget) = self.review_budgets(&query, searched)?;
+        let deadline = query.arrival + Duration::from_millis(total);
+        let thresholds = thresholds(G::NAME);
+        let mut searches_left = searched as u64;
+        let mut plies = Vec::with_capacity(replay.played.len());
+        let mut first_outcome_change = None;
+        let mut before: Option<Judged> = None;
+        for (index, position) in positions.iter().enumerate() {
+            let judged = if position.status == Status::Ongoing {
+                // A fair share of what is left, capped by the per-ply budget.
+                let left = deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_millis() as u64;
+                let share = (left / searches_left.max(1)).min(ply_budget);
+                searches_left = searches_left.saturating_sub(1);
+                let served = self
+                    .play::<G>(MoveQuery {
+                        game: G::NAME.to_owned(),
+                        board: position.rows.clone(),
+                        to_move: Some(position.to_move),
+                        budget_ms: Some(share.max(1)),
+                        max_depth: None,
+                        max_nodes: None,
+                        algorithm: Algorithm::AlphaBeta,
+                        analysis: false,
+                        rules: query.rules.clone(),
+                        arrival: Instant::now(),
+                        progress: None,
+                    })
+                    .await?;
+                Some(Judged {
+                    best: served.answer.best,
+                    score: served.answer.score,
+                    proof: served.answer.proof,
+                    depth: served.answer.depth,
+                    cached: served.cached,
+                })
+            } else {
+                None
+            };
+            if let (Some(prev), Some(&played)) =
+                (before, index.checked_sub(1).map(|i| &replay.played[i]))
+            {
+                // The played move's score: the next position's, negated; a game-ending move is
+                // scored by the rules.
+                let (played_score, played_proof) = match (&judged, position.status) {
+                    (Some(next), _) => (parent_score(next.score), next.proof.map(flip)),
+                    (None, Status::Lost) => (
+                        WIN - 1,
+                        Some(Proof {
+                            outcome: Outcome::Win,
+                            plies_to_end: 1,
+                        }),
+                    ),
+                    (None, _) => (
+                        0,
+                        Some(Proof {
+                            outcome: Outcome::Draw,
+                            plies_to_end: 1,
+                        }),
+                    ),
+                };
+                let (loss, mark, outcome_change) =
+                    judge(&prev, played, played_score, played_proof, thresholds);
+                if outcome_change.is_some() && first_outcome_change.is_none() {
+                    first_outcome_change = Some(plies.len());
+                }
+                let review = PlyReview {
+                    ply: index,
+                    player: replay.positions[index - 1].to_move,
+                    played,
+                    best: prev.best,
+                    best_score: prev.score,
+                    played_score,
+                    loss,
+                    mark,
+                    best_proof: prev.proof,
+                    played_proof,
+                    outcome_change,
+                    depth: prev.depth,
+                    cached: prev.cached,
+                };
+                if let Some(sink) = &sink {
+                    // The receiver went away only if the client did; the review is dropped then.
+                    let _ = sink.send(review.clone()).await;
+                }
+                plies.push(review);
+            }
+            before = judged;
+        }
+        let last = replay.positions.last().map(|p| (p.status, p.to_move));
+        let status = match last {
+            Some((Status::Lost, to_move)) => GameStatus::Won(to_move.other()),
+            Some((Status::Draw, _)) => GameStatus::Draw,
+            _ => GameStatus::Ongoing,
+        };
+        Ok(Review {
+            game: G::NAME,
+            plies,
+            first_outcome_change,
+            status,
+            elapsed: query.arrival.elapsed(),
+        })
+    }
+}
