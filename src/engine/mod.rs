@@ -6,6 +6,7 @@
 //! - [`ordering`]: killers, history and lazy move picking.
 //! - [`limits`]: deadline, depth, node and cancel limits.
 //! - [`report`]: what a search returns.
+//! - [`skill`]: strength levels 1-9 (a shallower search and a seeded softmax over root moves).
 //! - [`tree`]: explicit teaching trees (bracket text), minimax and textbook alpha-beta over them.
 //!
 //! The engine knows nothing of HTTP, serde or tokio; the service drives it from worker threads.
@@ -15,6 +16,7 @@ pub mod limits;
 pub mod ordering;
 pub mod report;
 pub mod search;
+pub mod skill;
 pub mod table;
 pub mod tree;
 

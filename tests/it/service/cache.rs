@@ -175,6 +175,7 @@ fn the_cache_stays_within_its_byte_bound() {
         pv: vec![Cell { row: 0, col: 0 }; 100],
         iterations: Vec::new(),
         analysis: None,
+        style: Default::default(),
     });
     for i in 0..500 {
         let key = CacheKey {
@@ -186,6 +187,7 @@ fn the_cache_stays_within_its_byte_bound() {
             analysis: false,
             max_depth: None,
             max_nodes: None,
+            style: Default::default(),
         };
         cache.put(key, Arc::clone(&answer));
     }
