@@ -243,6 +243,10 @@ impl From<ServiceError> for ApiError {
             ServiceError::Pool(PoolError::Panicked) => {
                 ApiError::Internal("a search panicked".into())
             }
+            overrun @ ServiceError::DeterministicOverrun { .. } => ApiError::Overloaded {
+                detail: overrun.to_string(),
+                retry_after: Duration::from_secs(1),
+            },
             ServiceError::NoMove => ApiError::Internal("the search returned no move".into()),
         }
     }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::error::{ApiError, ApiResult};
 use super::{AppState, clip_path};
-use crate::service::games::{GameInfo, catalog};
+use crate::service::games::{GameInfo, catalog, deterministic_rate};
 use crate::service::{DEFAULT_BUDGET_MS, MAX_DEPTH};
 
 /// The OpenAPI 3.1 document, compiled in so the served contract is the one built.
@@ -25,6 +25,11 @@ pub struct Limits {
     pub max_budget_ms: u64,
     pub max_depth: u32,
     pub max_body_bytes: usize,
+    /// `level`: 1 (weakest) to 10 (full strength, the default).
+    pub min_level: u8,
+    pub max_level: u8,
+    /// Nodes per millisecond of `budget_ms` a `deterministic` search without `max_nodes` gets.
+    pub deterministic_nodes_per_ms: u64,
 }
 
 /// A game as `GET /games` lists it.
@@ -43,12 +48,18 @@ pub async fn games(State(state): State<AppState>) -> Json<serde_json::Value> {
         max_budget_ms,
         max_depth: MAX_DEPTH,
         max_body_bytes: state.config.max_body_bytes,
+        min_level: crate::engine::skill::WEAKEST,
+        max_level: crate::engine::skill::FULL_STRENGTH,
+        deterministic_nodes_per_ms: 0,
     };
     let games: Vec<GameEntry> = catalog()
         .into_iter()
         .map(|info| GameEntry {
+            limits: Limits {
+                deterministic_nodes_per_ms: deterministic_rate(info.name),
+                ..limits.clone()
+            },
             info,
-            limits: limits.clone(),
         })
         .collect();
     // The teaching evaluator is not a game but belongs in the same catalogue of what to post.

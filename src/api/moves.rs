@@ -92,6 +92,32 @@ pub struct MoveRequest {
     pub analysis: bool,
     #[serde(default, deserialize_with = "unique_keys::option")]
     pub rules: Option<serde_json::Value>,
+    /// 1 (weakest) to 10 (full strength, the default); the range is checked by the service.
+    #[serde(default, deserialize_with = "whole::option")]
+    pub level: Option<u32>,
+    #[serde(default, deserialize_with = "seed::option")]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub deterministic: bool,
+}
+
+/// `seed`: any whole number from 0 to 2^64 - 1, exactly (a seed that saturated or rounded would
+/// silently name another stream), or null.
+mod seed {
+    use serde::de::{Deserialize, Deserializer, Error};
+    use serde_json::Number;
+
+    pub fn option<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+        let Some(number) = Option::<Number>::deserialize(deserializer)? else {
+            return Ok(None);
+        };
+        number.as_u64().map(Some).ok_or_else(|| {
+            D::Error::custom(format!(
+                "invalid seed {number}: expected a whole number from 0 to {}",
+                u64::MAX
+            ))
+        })
+    }
 }
 
 /// `rules` as JSON, refusing an object that names a key twice: serde_json's own `Value` keeps
@@ -297,6 +323,12 @@ pub struct MoveResponse {
     /// With `analysis` under renju: black's forbidden points now, with the reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forbidden: Option<Vec<ForbiddenJson>>,
+    /// The strength level played (10 = full strength).
+    pub level: u8,
+    /// The seed of a weakened level's choice (the request's, or a fresh one to replay it with).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    pub deterministic: bool,
 }
 
 /// A point black may not play (renju), for analysis.
@@ -370,6 +402,9 @@ impl MoveResponse {
                     })
                     .collect()
             }),
+            level: answer.style.level,
+            seed: answer.style.seed,
+            deterministic: answer.style.deterministic,
         }
     }
 }
@@ -403,6 +438,11 @@ pub async fn suggest_move(
         },
         analysis: request.analysis,
         rules: request.rules,
+        style: crate::service::levels::PlayStyle {
+            level: request.level,
+            seed: request.seed,
+            deterministic: request.deterministic,
+        },
         arrival,
         progress: None,
     };

@@ -7,6 +7,7 @@
 //! - [`limits`]: deadline, depth, node and cancel limits.
 //! - [`report`]: what a search returns.
 //! - [`progress`]: the hook told of each completed iteration (live progress).
+//! - [`skill`]: strength levels 1-9 (a shallower search and a seeded softmax over root moves).
 //! - [`tree`]: explicit teaching trees (bracket text), minimax and textbook alpha-beta over them.
 //!
 //! The engine knows nothing of HTTP, serde or tokio; the service drives it from worker threads.
@@ -17,6 +18,7 @@ pub mod ordering;
 pub mod progress;
 pub mod report;
 pub mod search;
+pub mod skill;
 pub mod table;
 pub mod tree;
 

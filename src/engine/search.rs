@@ -34,6 +34,11 @@ pub struct SearchOptions {
     pub algorithm: Algorithm,
     /// Score every legal root move with a full window (slower; the scores are exact per move).
     pub analysis: bool,
+    /// With `analysis`, score only the game's own root candidates ([`Game::search_moves`]: in
+    /// gomoku the cells near the stones, or only the answers to a four) rather than every legal
+    /// move. The weakened levels use it: they choose among moves worth considering, and do not
+    /// spend their time on the far corners of a gomoku board.
+    pub candidates_only: bool,
     /// Neither read nor write the transposition table (to check that it changes no result).
     pub without_table: bool,
     /// Extra threads that search the same position through the shared table (Lazy SMP);
@@ -312,7 +317,9 @@ impl<'t, G: Game> Searcher<'t, G> {
 
     fn root_moves(&mut self) -> Vec<RootMove> {
         let mut moves = Vec::new();
-        if self.options.analysis || self.options.algorithm == Algorithm::Minimax {
+        if (self.options.analysis && !self.options.candidates_only)
+            || self.options.algorithm == Algorithm::Minimax
+        {
             self.pos.legal_moves(&mut moves);
         } else {
             self.pos.search_moves(&mut moves);

@@ -6,6 +6,8 @@
 //! answer whatever the budget; one stopped by the clock serves only budgets its search *window*
 //! covers (the time it really had, from its start on a worker to its deadline), so an answer
 //! that spent most of its budget queueing is never served as the answer to that whole budget.
+//! The level, the seed of a weakened level and `deterministic` are part of the key too
+//! ([`super::levels::Style`]), so a weakened answer never serves a full-strength request.
 //! The cache is bounded twice: by entries (the `lru` crate's capacity) and by an estimate of the
 //! bytes its answers hold (least recently used answers go first).
 
@@ -32,6 +34,8 @@ pub struct CacheKey {
     /// Limits that shape the answer itself: a search to depth 3 is another question.
     pub max_depth: Option<u32>,
     pub max_nodes: Option<u64>,
+    /// Level, seed and mode: a weakened or deterministic answer is another question.
+    pub style: super::levels::Style,
 }
 
 /// The limits a request asks for. `None` is no limit.

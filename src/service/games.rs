@@ -21,6 +21,16 @@ pub trait ServedGame: BoardGame {
     /// when smaller).
     const TABLE_MB_CAP: usize = usize::MAX;
 
+    /// What a weakened level counts as one unit of evaluation: about a clear positional edge on
+    /// this game's scale (see [`crate::engine::skill`]).
+    const SKILL_UNIT: crate::engine::Score = 20;
+
+    /// Nodes per millisecond of `budget_ms` a deterministic search gets when no `max_nodes` is
+    /// given: a fixed rate (the same on every replica), a fraction of what this machine
+    /// searches, so the node limit rather than the clock ends the search (README, "Reproducible
+    /// answers").
+    const DETERMINISTIC_NODES_PER_MS: u64 = 100;
+
     /// Reads the request's `rules` object (`None` when absent or null).
     fn parse_rules(rules: Option<&Value>) -> Result<Self::Rules, RulesError>;
 
@@ -205,6 +215,9 @@ pub fn gomoku_rule_info() -> Vec<RuleInfo> {
 impl ServedGame for TicTacToe {
     /// 5,478 positions: far less than one MiB of entries.
     const TABLE_MB_CAP: usize = 1;
+    /// A two-in-a-row with the third cell free.
+    const SKILL_UNIT: crate::engine::Score = 10;
+    const DETERMINISTIC_NODES_PER_MS: u64 = 1_000;
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
@@ -247,6 +260,16 @@ macro_rules! served_games {
             vec![$(<$game as ServedGame>::info()),+]
         }
 
+        /// The node rate of a deterministic search of the game named `name` (0 for no game).
+        pub fn deterministic_rate(name: &str) -> u64 {
+            $(
+                if name == <$game as BoardGame>::NAME {
+                    return <$game as ServedGame>::DETERMINISTIC_NODES_PER_MS;
+                }
+            )+
+            0
+        }
+
         /// Each served game's name and the largest table worth giving it (MiB).
         pub fn table_caps() -> Vec<(&'static str, usize)> {
             vec![$((<$game as BoardGame>::NAME, <$game as ServedGame>::TABLE_MB_CAP)),+]
@@ -270,6 +293,10 @@ macro_rules! served_games {
 }
 
 impl ServedGame for Connect4 {
+    /// Between a threat (16) and a threat on a claimable row (40).
+    const SKILL_UNIT: crate::engine::Score = 20;
+    const DETERMINISTIC_NODES_PER_MS: u64 = 300;
+
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
     }
@@ -306,6 +333,10 @@ impl ServedGame for Connect4 {
 }
 
 impl ServedGame for Gomoku {
+    /// About the value of having the move (the evaluation's tempo term, 39).
+    const SKILL_UNIT: crate::engine::Score = 40;
+    const DETERMINISTIC_NODES_PER_MS: u64 = 80;
+
     fn parse_rules(rules: Option<&Value>) -> Result<GomokuRules, RulesError> {
         parse_gomoku_rules(rules, gomoku::MAX_SIDE)
     }

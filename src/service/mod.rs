@@ -8,6 +8,7 @@
 //! - [`metrics`]: the Prometheus metrics.
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
+//! - [`levels`]: strength levels, seeds and deterministic answers.
 //!
 //! A move request flows: validate limits → parse rules and board → cache lookup → admission →
 //! search on a worker (one transposition table per game, shared by all requests) → cache store.
@@ -16,6 +17,7 @@
 
 pub mod cache;
 pub mod games;
+pub mod levels;
 pub mod metrics;
 pub mod pool;
 pub mod progress;
@@ -66,6 +68,13 @@ pub enum ServiceError {
          {budget_ms} to search (a search starts with at least a quarter of its budget left)"
     )]
     BudgetSpent { budget_ms: u64, elapsed_ms: u64 },
+    /// A deterministic search had not reached its node limit when its budget ran out: any
+    /// answer now would depend on this machine's speed.
+    #[error(
+        "the deterministic search had not reached its node limit of {nodes} when its budget_ms \
+         of {budget_ms} ran out; give a larger budget_ms or a smaller max_nodes"
+    )]
+    DeterministicOverrun { nodes: u64, budget_ms: u64 },
     /// The engine returned no move for a position it accepted as ongoing.
     #[error("the search returned no move")]
     NoMove,
@@ -84,6 +93,8 @@ pub struct MoveQuery {
     pub algorithm: Algorithm,
     pub analysis: bool,
     pub rules: Option<Value>,
+    /// `level`, `seed` and `deterministic`.
+    pub style: levels::PlayStyle,
     /// When the request arrived: the budget runs from here.
     pub arrival: Instant,
     /// Where to send the search's progress (`Started`, then each iteration), when streamed.
@@ -144,6 +155,8 @@ pub struct Answer {
     pub analysis: Option<Vec<ScoredCell>>,
     /// With analysis, under rules that forbid points (renju): black's forbidden points now.
     pub forbidden: Option<Vec<ForbiddenCell>>,
+    /// The level, seed and mode the answer was computed with.
+    pub style: levels::Style,
 }
 
 impl Answer {
@@ -390,6 +403,18 @@ impl Service {
         let rules = G::parse_rules(query.rules.as_ref())?;
         let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
         let position = G::from_grid(&grid, query.to_move, &rules)?;
+        let style = levels::resolve(&query.style)?;
+        let cacheable = style.cacheable(&query.style);
+        // A deterministic search stops at a node limit, which is then part of the question.
+        let max_nodes = if style.deterministic {
+            Some(levels::deterministic_nodes::<G>(
+                asked.budget_ms,
+                asked.max_nodes,
+            ))
+        } else {
+            asked.max_nodes
+        };
+        let asked = AskedLimits { max_nodes, ..asked };
         let key = CacheKey {
             game: G::NAME,
             rules: G::rules_key(&rules),
@@ -399,12 +424,13 @@ impl Service {
             analysis: query.analysis,
             max_depth: asked.max_depth,
             max_nodes: asked.max_nodes,
+            style,
         };
         let metrics = &self.inner.metrics;
         let label = GameLabel {
             game: G::NAME.to_owned(),
         };
-        if let Some(answer) = self.inner.cache.get(&key, &asked) {
+        if cacheable && let Some(answer) = self.inner.cache.get(&key, &asked) {
             metrics.cache_hits.get_or_create(&label).inc();
             return Ok(Served {
                 answer,
@@ -413,7 +439,7 @@ impl Service {
             });
         }
         metrics.cache_misses.get_or_create(&label).inc();
-        if let Some(served) = self.shared_lookup(&key, &asked, &label).await {
+        if cacheable && let Some(served) = self.shared_lookup(&key, &asked, &label).await {
             return Ok(served);
         }
 
@@ -433,8 +459,14 @@ impl Service {
             .deadline
             .checked_sub(Duration::from_millis(1))
             .unwrap_or(times.deadline);
+        // A deterministic search has no deadline of its own (the clock would make its answer
+        // depend on this machine's speed and load); a timer cancels it at the deadline instead,
+        // which keeps the latency promise and the pool's accounting.
+        let _timer = style
+            .deterministic
+            .then(|| levels::CancelAt::spawn(cancel.clone(), search_deadline));
         let limits = SearchLimits {
-            deadline: Some(Deadline(search_deadline)),
+            deadline: (!style.deterministic).then_some(Deadline(search_deadline)),
             max_depth: asked.max_depth,
             max_nodes: asked.max_nodes,
             cancel: Some(cancel),
@@ -447,13 +479,22 @@ impl Service {
             // compete with the other workers (see benches/lazy_smp.rs).
             ..SearchOptions::default()
         };
-        let table = self.table_for::<G>();
+        let shared_table = (!style.deterministic).then(|| self.table_for::<G>());
         let worker_metrics = Arc::clone(metrics);
         let progress = query.progress;
         let answer = self
             .inner
             .pool
             .run(times, move || {
+                // A deterministic search's fresh table is made on the worker, in its budget.
+                let private;
+                let table = match &shared_table {
+                    Some(table) => table.as_ref(),
+                    None => {
+                        private = levels::private_table::<G>(limits.max_nodes.unwrap_or(0));
+                        &private
+                    }
+                };
                 let window = search_deadline.saturating_duration_since(Instant::now());
                 let mut limits = limits;
                 if let Some(sender) = progress {
@@ -461,13 +502,19 @@ impl Service {
                     let observer = progress::CellObserver::new(position.clone(), sender);
                     limits.progress = Some(crate::engine::Progress::new(observer));
                 }
-                let answer = think(&position, &limits, options, &table, window);
+                let answer = think(&position, &limits, options, table, window, style);
                 if matches!(&answer, Ok(a) if a.stop_reason == StopReason::Cancelled) {
                     worker_metrics.searches_cancelled.inc();
                 }
                 answer
             })
             .await??;
+        if style.deterministic && answer.stop_reason == StopReason::Cancelled {
+            return Err(ServiceError::DeterministicOverrun {
+                nodes: asked.max_nodes.unwrap_or(0),
+                budget_ms: asked.budget_ms,
+            });
+        }
         metrics
             .search_depth
             .get_or_create(&label)
@@ -477,10 +524,12 @@ impl Service {
             .get_or_create(&label)
             .observe(answer.nodes as f64);
         let answer = Arc::new(answer);
-        if let Some(shared) = &self.inner.shared {
-            shared.spawn_store(key.clone(), Arc::clone(&answer));
+        if cacheable {
+            if let Some(shared) = &self.inner.shared {
+                shared.spawn_store(key.clone(), Arc::clone(&answer));
+            }
+            self.inner.cache.put(key, Arc::clone(&answer));
         }
-        self.inner.cache.put(key, Arc::clone(&answer));
         Ok(Served {
             answer,
             cached: false,
@@ -524,8 +573,9 @@ fn think<G: ServedGame>(
     options: SearchOptions,
     table: &TranspositionTable,
     window: Duration,
+    style: levels::Style,
 ) -> Result<Answer, ServiceError> {
-    let report = position.think(limits, options, table);
+    let report = levels::search_at_level(position, limits, options, table, &style);
     let best = report.best_move.ok_or(ServiceError::NoMove)?;
     // The PV's cells are read along the line (a Connect-4 move's landing cell depends on it).
     let mut walk = position.clone();
@@ -584,6 +634,7 @@ fn think<G: ServedGame>(
                     })
                     .collect()
             }),
+        style,
     })
 }
 

@@ -521,6 +521,8 @@ impl Service {
                         rules: query.rules.clone(),
                         arrival: Instant::now(),
                         progress: None,
+                        // A review judges with full strength, whatever level played the game.
+                        style: Default::default(),
                     })
                     .await?;
                 Some(Judged {

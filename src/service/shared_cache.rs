@@ -35,7 +35,7 @@ use super::metrics::GameLabel;
 use super::{Answer, ForbiddenCell, IterationCell, ScoredCell};
 
 /// Bumped whenever the key or value layout changes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Failures in a row that open the circuit breaker.
 const BREAKER_FAILURES: u32 = 3;
@@ -340,7 +340,7 @@ impl SharedCache {
 pub fn redis_key(key: &CacheKey) -> String {
     let limit = |limit: Option<u64>| limit.map_or_else(|| "-".to_owned(), |n| n.to_string());
     format!(
-        "kibitz:v{FORMAT_VERSION}:{}|{}|{}|{}|{}|{}|{}|{}|{}",
+        "kibitz:v{FORMAT_VERSION}:{}|{}|{}|{}|{}|{}|{}|{}|{}|L{}|{}|{}",
         env!("CARGO_PKG_VERSION"),
         key.game,
         key.rules,
@@ -353,6 +353,13 @@ pub fn redis_key(key: &CacheKey) -> String {
         if key.analysis { "analysis" } else { "best" },
         limit(key.max_depth.map(u64::from)),
         limit(key.max_nodes),
+        key.style.level,
+        limit(key.style.seed),
+        if key.style.deterministic {
+            "deterministic"
+        } else {
+            "timed"
+        },
     )
 }
 
@@ -546,6 +553,7 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
             .collect(),
         analysis,
         forbidden,
+        style: key.style,
     };
     Some(answer)
 }
@@ -564,6 +572,7 @@ mod tests {
             analysis: true,
             max_depth: Some(7),
             max_nodes: None,
+            style: Default::default(),
         }
     }
 
@@ -602,6 +611,7 @@ mod tests {
                 cell: Cell { row: 1, col: 1 },
                 reason: "double_three",
             }]),
+            style: Default::default(),
         }
     }
 
@@ -644,6 +654,49 @@ mod tests {
         other = key();
         other.max_nodes = Some(7);
         assert_ne!(redis_key(&other), text, "a node limit is not a depth limit");
+    }
+
+    #[test]
+    fn keys_separate_levels_seeds_and_deterministic_answers() {
+        use crate::service::levels::Style;
+        let full = redis_key(&key());
+        let weak = |level: u8, seed: Option<u64>, deterministic: bool| {
+            redis_key(&CacheKey {
+                style: Style {
+                    level,
+                    seed,
+                    deterministic,
+                },
+                ..key()
+            })
+        };
+        assert_eq!(weak(10, None, false), full, "level 10 is the default");
+        let all = [
+            full.clone(),
+            weak(9, Some(1), false),
+            weak(9, Some(2), false),
+            weak(8, Some(1), false),
+            weak(10, None, true),
+            weak(9, Some(1), true),
+        ];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn a_decoded_answer_takes_its_style_from_the_key() {
+        use crate::service::levels::Style;
+        let style = Style {
+            level: 3,
+            seed: Some(77),
+            deterministic: true,
+        };
+        let key = CacheKey { style, ..key() };
+        let stored = Answer { style, ..answer() };
+        assert_eq!(decode(&key, &encode(&stored)).unwrap(), stored);
     }
 
     #[test]

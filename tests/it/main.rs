@@ -13,6 +13,7 @@
 //! - `search_limits`: every limit is honoured.
 //! - `gomoku_rules`, `gomoku_tactics`, `gomoku_limits`, `gomoku_pbrain`, `gomoku_arena`,
 //!   `gomoku_renju`, `gomoku_defence`: gomoku.
+//! - `levels`: strength levels, seeds and deterministic answers through `POST /move`.
 //! - `service`: the HTTP contract, in process and over a socket.
 //! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
 //!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
@@ -34,6 +35,7 @@ mod gomoku_renju;
 mod gomoku_rules;
 mod gomoku_search_equivalence;
 mod gomoku_tactics;
+mod levels;
 mod live_progress;
 mod playground;
 mod redis_support;

@@ -77,6 +77,7 @@ async fn a_garbage_value_under_a_key_is_ignored_and_counted() {
         analysis: false,
         max_depth: None,
         max_nodes: None,
+        style: Default::default(),
     };
     let mut connection = redis.connection().expect("redis answers");
     let _: () = redis::cmd("SET")

@@ -176,6 +176,7 @@ fn the_cache_stays_within_its_byte_bound() {
         iterations: Vec::new(),
         analysis: None,
         forbidden: None,
+        style: Default::default(),
     });
     for i in 0..500 {
         let key = CacheKey {
@@ -187,6 +188,7 @@ fn the_cache_stays_within_its_byte_bound() {
             analysis: false,
             max_depth: None,
             max_nodes: None,
+            style: Default::default(),
         };
         cache.put(key, Arc::clone(&answer));
     }

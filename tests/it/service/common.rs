@@ -120,6 +120,7 @@ pub fn query(game: &str, board: &[&str], budget_ms: u64) -> MoveQuery {
         algorithm: Default::default(),
         analysis: false,
         rules: None,
+        style: Default::default(),
         arrival: Instant::now(),
         progress: None,
     }

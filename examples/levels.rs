@@ -1,0 +1,224 @@
+//! Calibrates the strength levels: plays each level against the next one, against full
+//! strength (10) and against a uniformly random mover, with paired colours, in tic-tac-toe,
+//! Connect-4 and gomoku, and prints a table with 95% Wilson intervals.
+//!
+//! ```text
+//! cargo run --release --example levels -- [--games N] [--ms M] [--game NAME]...
+//! ```
+//!
+//! `--games` is per pairing (rounded up to an even number: each opening is played twice, the
+//! colours swapped); `--ms` is the budget of a move. The players are exactly what `POST /move`
+//! runs (`search_at_level`), each with its own table, cleared between games, and every move
+//! is checked against the legal moves (an illegal one aborts the run). Seeds differ per game
+//! and per move, so the weakened players' draws differ from game to game.
+
+use std::time::{Duration, Instant};
+
+use kibitz::engine::skill::{FULL_STRENGTH, SplitMix64};
+use kibitz::engine::{Move, SearchLimits, SearchOptions, Side, Status, TranspositionTable};
+use kibitz::games::Grid;
+use kibitz::games::connect4::Connect4;
+use kibitz::games::gomoku::Gomoku;
+use kibitz::games::tictactoe::TicTacToe;
+use kibitz::service::games::ServedGame;
+use kibitz::service::levels::{Style, search_at_level};
+
+/// A player: a level (1..=10) or the random mover.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Player {
+    Level(u8),
+    Random,
+}
+
+impl Player {
+    fn name(self) -> String {
+        match self {
+            Player::Level(l) => format!("L{l}"),
+            Player::Random => "random".into(),
+        }
+    }
+}
+
+struct Settings {
+    games: usize,
+    budget: Duration,
+}
+
+/// Plays one game; returns the first player's result: 1 win, 0.5 draw, 0 loss.
+fn play_game<G: ServedGame>(
+    start: &G,
+    players: [Player; 2],
+    tables: &[TranspositionTable; 2],
+    seed: u64,
+    settings: &Settings,
+) -> f64 {
+    let mut pos = start.clone();
+    let mut rng = SplitMix64::new(seed ^ 0xA5A5_5A5A);
+    let mut legal = Vec::new();
+    for table in tables {
+        table.clear();
+    }
+    let mut ply = 0u64;
+    loop {
+        match pos.status() {
+            Status::Ongoing => {}
+            Status::Draw => return 0.5,
+            // The side to move lost: the other one made the last move.
+            Status::Lost => {
+                return if pos.side_to_move() == Side::First {
+                    0.0
+                } else {
+                    1.0
+                };
+            }
+        }
+        legal.clear();
+        pos.legal_moves(&mut legal);
+        if legal.is_empty() {
+            return 0.5;
+        }
+        let mover = pos.side_to_move().index();
+        let mv = match players[mover] {
+            Player::Random => legal[(rng.next_u64() % legal.len() as u64) as usize],
+            Player::Level(level) => {
+                let style = Style {
+                    level,
+                    seed: (level < FULL_STRENGTH).then_some(seed.wrapping_mul(1000) + ply),
+                    deterministic: false,
+                };
+                let limits = SearchLimits::with_budget(settings.budget);
+                let report = search_at_level(
+                    &pos,
+                    &limits,
+                    SearchOptions::default(),
+                    &tables[mover],
+                    &style,
+                );
+                report.best_move.unwrap_or(Move::NONE)
+            }
+        };
+        assert!(
+            legal.contains(&mv),
+            "{} played an illegal move {mv:?} at ply {ply}",
+            players[mover].name()
+        );
+        pos.make(mv);
+        ply += 1;
+    }
+}
+
+/// Score of `a` against `b` over `games` games, colours paired: (points, games, wins, draws).
+fn pairing<G: ServedGame>(
+    start: &G,
+    a: Player,
+    b: Player,
+    settings: &Settings,
+    table_mb: usize,
+    game_seed: &mut u64,
+) -> (f64, usize, usize, usize) {
+    let tables = [
+        TranspositionTable::with_megabytes(table_mb),
+        TranspositionTable::with_megabytes(table_mb),
+    ];
+    let (mut points, mut wins, mut draws) = (0.0, 0, 0);
+    let pairs = settings.games.div_ceil(2);
+    for _ in 0..pairs {
+        *game_seed += 1;
+        for a_first in [true, false] {
+            let players = if a_first { [a, b] } else { [b, a] };
+            let first = play_game(start, players, &tables, *game_seed, settings);
+            let for_a = if a_first { first } else { 1.0 - first };
+            points += for_a;
+            if for_a == 1.0 {
+                wins += 1;
+            } else if for_a == 0.5 {
+                draws += 1;
+            }
+        }
+    }
+    (points, pairs * 2, wins, draws)
+}
+
+/// The 95% Wilson score interval of a proportion `p` over `n` trials.
+fn wilson(p: f64, n: usize) -> (f64, f64) {
+    let n = n as f64;
+    let z = 1.96f64;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt()) / denom;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+fn run<G: ServedGame>(label: &str, start: G, table_mb: usize, settings: &Settings) {
+    println!(
+        "\n### {label}: {} games per pairing, {} ms a move\n",
+        settings.games.div_ceil(2) * 2,
+        settings.budget.as_millis()
+    );
+    println!("| pairing | games | W-D-L (first named) | score | 95% Wilson |");
+    println!("|---|---|---|---|---|");
+    let started = Instant::now();
+    let mut seed = 0u64;
+    let mut rows: Vec<(Player, Player)> = Vec::new();
+    for level in 1..FULL_STRENGTH {
+        rows.push((Player::Level(level + 1), Player::Level(level)));
+    }
+    for level in 1..FULL_STRENGTH {
+        rows.push((Player::Level(FULL_STRENGTH), Player::Level(level)));
+    }
+    for level in 1..=FULL_STRENGTH {
+        rows.push((Player::Level(level), Player::Random));
+    }
+    for (a, b) in rows {
+        let (points, games, wins, draws) = pairing(&start, a, b, settings, table_mb, &mut seed);
+        let p = points / games as f64;
+        let (lo, hi) = wilson(p, games);
+        println!(
+            "| {} vs {} | {games} | {wins}-{draws}-{} | {p:.2} | {lo:.2}-{hi:.2} |",
+            a.name(),
+            b.name(),
+            games - wins - draws
+        );
+    }
+    println!("\n({label} took {:.0} s)", started.elapsed().as_secs_f64());
+}
+
+fn empty<G: ServedGame>(rows: usize, cols: usize) -> G {
+    let text: Vec<String> = (0..rows).map(|_| ".".repeat(cols)).collect();
+    let grid = Grid::parse(&text, G::MAX_SIDE).expect("an empty board");
+    G::from_grid(&grid, None, &G::Rules::default()).expect("an empty board is a position")
+}
+
+fn main() {
+    let mut settings = Settings {
+        games: 20,
+        budget: Duration::from_millis(20),
+    };
+    let mut games: Vec<String> = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().expect("a value after the flag");
+        match arg.as_str() {
+            "--games" => settings.games = value().parse().expect("--games N"),
+            "--ms" => settings.budget = Duration::from_millis(value().parse().expect("--ms M")),
+            "--game" => games.push(value()),
+            other => panic!("unknown argument {other}; use --games N --ms M --game NAME"),
+        }
+    }
+    if games.is_empty() {
+        games = vec!["tictactoe".into(), "connect4".into(), "gomoku".into()];
+    }
+    for game in games {
+        match game.as_str() {
+            "tictactoe" => run("tic-tac-toe", empty::<TicTacToe>(3, 3), 1, &settings),
+            "connect4" => run("Connect-4 7x6", empty::<Connect4>(6, 7), 16, &settings),
+            "gomoku" => run(
+                "gomoku 15x15 free-style",
+                empty::<Gomoku>(15, 15),
+                16,
+                &settings,
+            ),
+            other => panic!("unknown game {other}"),
+        }
+    }
+}
