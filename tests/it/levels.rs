@@ -438,9 +438,10 @@ async fn bad_levels_seeds_and_modes_are_clear_problems() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deterministic_search_that_cannot_finish_in_its_budget_is_a_503_not_another_answer() {
-    // A gomoku node limit far beyond what 20 ms can search.
+    // A gomoku node limit far beyond what 20 ms can search, on a quiet opening (no threat
+    // sequence settles it early).
     let request = with(
-        gomoku_middle(),
+        gomoku(&[(7, 7, 'X'), (7, 8, 'O')]),
         json!({"deterministic": true, "max_nodes": 1_000_000_000u64, "budget_ms": 20}),
     );
     let reply = post_move(&uncached(4), request).await;
