@@ -1,7 +1,7 @@
 //! Live progress: `POST /move` with `Accept: text/event-stream` over a real socket, read by the
 //! SSE client of `sse_client`, and the engine's progress hook beneath it.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -20,15 +20,6 @@ fn gomoku(budget_ms: u64) -> Value {
     board[7] = ".......X.......".into();
     board[8] = "........O......".into();
     json!({"game": "gomoku", "board": board, "budget_ms": budget_ms})
-}
-
-fn spec() -> &'static Value {
-    static SPEC: OnceLock<Value> = OnceLock::new();
-    SPEC.get_or_init(|| {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
-            .expect("openapi.yaml");
-        serde_norway::from_str(&text).expect("openapi.yaml parses")
-    })
 }
 
 /// Checks `instance` against `#/components/schemas/{name}` of openapi.yaml.

@@ -3,8 +3,6 @@
 //! with `ETag`, and the openapi.yaml entries of these routes. What the page does in a browser
 //! is tested by `tests/browser/` (run by `.ci/browser`).
 
-use std::sync::OnceLock;
-
 use axum::body::Body;
 use axum::http::Request;
 use kibitz::api::app;
@@ -12,15 +10,6 @@ use kibitz::api::playground::{ASSETS, CONTENT_SECURITY_POLICY};
 use serde_json::Value;
 
 use crate::service::common::*;
-
-fn spec() -> &'static Value {
-    static SPEC: OnceLock<Value> = OnceLock::new();
-    SPEC.get_or_init(|| {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
-            .expect("openapi.yaml");
-        serde_norway::from_str(&text).expect("openapi.yaml parses")
-    })
-}
 
 /// Follows a local `$ref` (`#/components/...`); a dangling one fails the test.
 fn resolve(value: &Value) -> &Value {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -236,4 +237,14 @@ pub fn slow_board(i: usize) -> Vec<String> {
 
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// openapi.yaml, parsed once: the contract the responses are checked against.
+pub fn spec() -> &'static Value {
+    static SPEC: OnceLock<Value> = OnceLock::new();
+    SPEC.get_or_init(|| {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
+            .expect("openapi.yaml");
+        serde_norway::from_str(&text).expect("openapi.yaml parses")
+    })
 }

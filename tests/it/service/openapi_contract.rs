@@ -2,23 +2,12 @@
 //! documented status exists for the route, the media type is the documented one, the body
 //! matches its schema, and the documented required headers are there.
 
-use std::sync::OnceLock;
-
 use crate::service::common::*;
 use axum::body::Body;
 use axum::http::Request;
 use kibitz::api::app;
 use kibitz::config::Config;
 use serde_json::{Value, json};
-
-fn spec() -> &'static Value {
-    static SPEC: OnceLock<Value> = OnceLock::new();
-    SPEC.get_or_init(|| {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
-            .expect("openapi.yaml");
-        serde_norway::from_str(&text).expect("openapi.yaml parses")
-    })
-}
 
 /// Follows a local `$ref` (`#/components/...`).
 fn resolve(value: &Value) -> &Value {
