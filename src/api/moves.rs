@@ -101,8 +101,9 @@ pub struct MoveRequest {
     pub deterministic: bool,
 }
 
-/// `seed`: any whole number from 0 to 2^64 - 1, exactly (a seed that saturated or rounded would
-/// silently name another stream), or null.
+/// `seed`: any whole number from 0 to 2^64 - 1, exactly (a seed that saturated would silently
+/// name another stream), or null. A number written with a zero fraction (`7.0`, `1e3`) is the
+/// whole number it equals, as JSON Schema's `integer` has it.
 mod seed {
     use serde::de::{Deserialize, Deserializer, Error};
     use serde_json::Number;
@@ -111,7 +112,13 @@ mod seed {
         let Some(number) = Option::<Number>::deserialize(deserializer)? else {
             return Ok(None);
         };
-        number.as_u64().map(Some).ok_or_else(|| {
+        // 2^64 as a double: every whole double below it is an exact u64.
+        const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+        let whole_double = number
+            .as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < TWO_TO_64)
+            .map(|f| f as u64);
+        number.as_u64().or(whole_double).map(Some).ok_or_else(|| {
             D::Error::custom(format!(
                 "invalid seed {number}: expected a whole number from 0 to {}",
                 u64::MAX
@@ -202,9 +209,18 @@ mod unique_keys {
 
 /// Whole-number fields as JSON Schema sees them: `5` and `5.0` are the same integer. Values
 /// too large for the field saturate, so the range check answers them (422), not the parser.
-mod whole {
+pub(super) mod whole {
     use serde::de::{Deserialize, Deserializer, Error};
     use serde_json::Number;
+
+    /// A required whole number, read like [`option`] (JSON Schema's `integer` includes `3.0`).
+    pub fn required<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<u64> + Bounded,
+    {
+        option(deserializer)?.ok_or_else(|| D::Error::custom("expected a whole number, not null"))
+    }
 
     pub fn option<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
     where
@@ -247,12 +263,18 @@ mod whole {
     impl Bounded for u64 {
         const MAX: Self = u64::MAX;
     }
+
+    impl Bounded for usize {
+        const MAX: Self = usize::MAX;
+    }
 }
 
 /// A cell, 0-based from the top-left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CellJson {
+    #[serde(deserialize_with = "whole::required")]
     pub row: usize,
+    #[serde(deserialize_with = "whole::required")]
     pub col: usize,
 }
 

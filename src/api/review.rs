@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use super::error::{ApiError, ApiResult};
 use super::json::ApiJson;
-use super::moves::{CellJson, Player};
+use super::moves::{CellJson, Player, whole};
 use super::stream::{error_event, json_event, millis, sse_response, wants_event_stream};
 use super::{AppState, Arrival};
 use crate::engine::{Proof, Score, Side};
@@ -32,7 +32,7 @@ use crate::service::review::{GameStatus, PlayedMove, PlyReview, Review, ReviewEr
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(untagged)]
 pub enum MoveJson {
-    Column(usize),
+    Column(#[serde(deserialize_with = "whole::required")] usize),
     Cell(CellJson),
 }
 
@@ -50,9 +50,9 @@ pub struct ReviewRequest {
     #[serde(default)]
     pub rules: Option<serde_json::Value>,
     pub moves: Vec<MoveJson>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole::option")]
     pub budget_ms: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole::option")]
     pub ply_budget_ms: Option<u64>,
 }
 

@@ -2,7 +2,8 @@
 //!
 //! For every position, `think` must prove the exact game value (the README's score, converted
 //! from the report's outcome and plies to the end) and suggest a move that keeps it: the child
-//! after that move, solved again, is worth exactly the negated score. The files are copied in
+//! after that move, solved again, is worth exactly the negated score; the principal variation
+//! plays out the proven game. The files are copied in
 //! `tests/data/connect4/` (see its README); a missing file fails the test.
 
 use std::path::Path;
@@ -111,4 +112,55 @@ fn beginning_medium_first_5_are_exact() {
 #[test]
 fn beginning_hard_line_3_is_exact() {
     check_file("Test_L1_R3", 2..3);
+}
+
+/// Plays `report.pv` from `game` and checks it is the proven game: legal, as long as
+/// `plies_to_end`, and ending as the proof says (the side to move at the root wins with the
+/// last stone, loses to it, or the board fills).
+fn assert_pv_plays_out_the_proof(game: &Connect4, report: &SearchReport, moves: &str) {
+    let proof = report.proof.expect("proven");
+    assert_eq!(
+        report.pv.len(),
+        proof.plies_to_end as usize,
+        "{moves}: pv {:?} against {proof:?}",
+        report.pv
+    );
+    let mut walk = game.clone();
+    for (i, &mv) in report.pv.iter().enumerate() {
+        assert_eq!(
+            walk.status(),
+            Status::Ongoing,
+            "{moves}: over before ply {i}"
+        );
+        let mut legal = Vec::new();
+        walk.legal_moves(&mut legal);
+        assert!(legal.contains(&mv), "{moves}: {mv:?} illegal at ply {i}");
+        walk.make(mv);
+    }
+    let ended = walk.status();
+    match proof.outcome {
+        // The last stone was the winner's: the side to move after it has lost.
+        Outcome::Win | Outcome::Loss => assert_eq!(ended, Status::Lost, "{moves}"),
+        Outcome::Draw => assert_eq!(ended, Status::Draw, "{moves}"),
+    }
+    if proof.outcome != Outcome::Draw {
+        let root_side_moved_last = report.pv.len() % 2 == 1;
+        assert_eq!(
+            root_side_moved_last,
+            proof.outcome == Outcome::Win,
+            "{moves}: the winner must play the last stone"
+        );
+    }
+}
+
+#[test]
+fn the_principal_variation_of_an_exact_solve_plays_out_the_proven_game() {
+    let table = TranspositionTable::with_megabytes(32);
+    for (file, lines) in [("Test_L3_R1", 0..50), ("Test_L2_R1", 0..30)] {
+        for (moves, _) in cases(file, lines) {
+            let game = Connect4::from_moves(&moves).expect("a valid position");
+            let report = game.think(&SearchLimits::default(), SearchOptions::default(), &table);
+            assert_pv_plays_out_the_proof(&game, &report, &moves);
+        }
+    }
 }

@@ -325,3 +325,24 @@ async fn a_review_streams_one_event_per_ply_then_the_whole_review() {
     assert_eq!(refused.status(), 422);
     assert_eq!(refused.content_type(), "application/problem+json");
 }
+
+#[tokio::test]
+async fn whole_numbers_written_with_a_zero_fraction_are_whole_numbers() {
+    // JSON Schema's `integer` includes `3.0`: columns, cells and budgets may be written so.
+    let server = start_server(Config::for_tests()).await;
+    let (status, body) = review(
+        &server,
+        &json!({"game": "connect4", "moves": [3.0, 3], "ply_budget_ms": 100.0, "budget_ms": 1e3}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["plies"].as_array().unwrap().len(), 2);
+    let (status, body) = review(
+        &server,
+        &json!({"game": "tictactoe", "moves": [{"row": 1.0, "col": 1}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = review(&server, &json!({"game": "connect4", "moves": [2.5]})).await;
+    assert_eq!(status, 400, "{body}");
+}

@@ -424,6 +424,14 @@ async fn bad_levels_seeds_and_modes_are_clear_problems() {
         )
         .await;
     }
+    // JSON Schema's `integer` includes a zero fraction: 7.0 is the seed 7.
+    let reply = post_move(
+        &state(),
+        with(base.clone(), json!({"level": 1, "seed": 7.0})),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(reply.body["seed"], 7);
     // The largest seed is a seed; null is no seed.
     let reply = post_move(
         &state(),

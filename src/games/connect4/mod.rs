@@ -33,6 +33,10 @@ use book::STANDARD_BOOK;
 use position::{Geometry, Position};
 use solver::{Solver, distance_to_end, mix};
 
+/// Nodes the proven line may always cost, however fast the solve was (see
+/// [`Connect4::proven_line`]).
+const PV_MIN_NODES: u64 = 50_000;
+
 /// A Connect-4 game in progress: the board's shape and the position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Connect4 {
@@ -130,6 +134,37 @@ impl Connect4 {
         )
     }
 
+    /// The proven line from `first`, a column reaching the exact `value` of this position:
+    /// then, for each side in turn, a column keeping the value (the winner's fastest win, the
+    /// loser's longest resistance, a draw's drawing move), until the game ends. Each step is a
+    /// few null-window searches on a warm table, but a long drawn line is not free, so the line
+    /// may cost at most as many nodes again as the solve did (at least [`PV_MIN_NODES`]), and
+    /// ends early, still proven as far as it goes, when that or another limit runs out.
+    fn proven_line(&self, solver: &mut Solver<'_>, value: i32, first: u32) -> Vec<Move> {
+        let g = self.geometry;
+        solver.allow_more_nodes(solver.nodes.max(PV_MIN_NODES));
+        let mut line = vec![Move(first as u16)];
+        let mut pos = self.position;
+        let mut value = value;
+        let mut col = first;
+        loop {
+            pos.play_column(&g, col);
+            // Pons' value counts from the game's end, so the side now to move is worth its
+            // negation.
+            value = -value;
+            if g.has_four(pos.opponent()) || pos.moves >= g.cells() {
+                return line;
+            }
+            match solver.best_column(&pos, value) {
+                Some(next) => {
+                    col = next;
+                    line.push(Move(col as u16));
+                }
+                None => return line,
+            }
+        }
+    }
+
     /// Solves exactly under `limits`; `None` when a limit stopped the solver first.
     fn solve_report(
         &self,
@@ -161,6 +196,7 @@ impl Connect4 {
         };
         let (score, proof) = self.engine_score(value);
         let depth = self.max_remaining_plies();
+        let pv = self.proven_line(solver, value, best_col);
         Some(SearchReport {
             best_move: Some(Move(best_col as u16)),
             score,
@@ -170,9 +206,9 @@ impl Connect4 {
             table: solver.stats,
             elapsed: start.elapsed(),
             stop_reason: StopReason::Proven,
-            // The solver proves the value without a line; its one "iteration" is the whole
-            // game tree, so the report's depth and its iterations agree.
-            pv: vec![Move(best_col as u16)],
+            // The solver's one "iteration" is the whole game tree, so the report's depth and
+            // its iterations agree.
+            pv,
             root_moves,
             iterations: vec![Iteration {
                 depth,

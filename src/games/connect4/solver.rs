@@ -165,6 +165,12 @@ impl<'a> Solver<'a> {
         self
     }
 
+    /// Lets the solver visit at most `extra` more nodes (besides its other limits).
+    pub fn allow_more_nodes(&mut self, extra: u64) {
+        let cap = self.nodes.saturating_add(extra);
+        self.limits.max_nodes = Some(self.limits.max_nodes.map_or(cap, |m| m.min(cap)));
+    }
+
     /// Checks the limits; true once one has been hit.
     #[cold]
     fn poll(&mut self) -> bool {
