@@ -206,10 +206,10 @@ impl Connect4 {
             table: solver.stats,
             elapsed: start.elapsed(),
             stop_reason: StopReason::Proven,
-            // The solver's one "iteration" is the whole game tree, so the report's depth and
-            // its iterations agree.
             pv,
             root_moves,
+            // The solver's one "iteration" is the whole game tree, so the report's depth and
+            // its iterations agree.
             iterations: vec![Iteration {
                 depth,
                 score,
