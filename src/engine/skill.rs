@@ -2,9 +2,13 @@
 //!
 //! Level 10 is the engine at full strength, untouched. Levels 1 to 9 work like Stockfish's
 //! skill level, in two ways at once:
-//! - the search is shallower (a depth cap per level, [`Skill::max_depth`]), and it scores every
+//! - the search is shallower (a depth cap per level, [`Skill::max_depth`]) and shorter (a share
+//!   of the time budget and of any node limit, [`Skill::budget_share`]), and it scores every
 //!   legal root move with a full window (the engine's analysis mode), so each root score is the
-//!   exact value of that move at that depth, not a bound;
+//!   exact value of that move at that depth, not a bound. The depth caps tell the levels apart
+//!   where a game is cheap to search (tic-tac-toe, Connect-4: every cap is reached at once); the
+//!   budget share does where it is not (gomoku, whose analysis search reaches 3 plies in tens of
+//!   milliseconds, so caps above 3 would never bind and levels 6-9 would search alike);
 //! - the move is then drawn among the scored root moves with a softmax whose temperature grows
 //!   as the level drops ([`Skill::temperature`]): a move `t` units of evaluation below the best
 //!   is chosen `e^(-t/temperature)` times as often as the best. Near-equal moves are chosen about
@@ -38,20 +42,40 @@ pub const CLAMP_UNITS: f64 = 6.0;
 /// A proven result counts this many units beyond the clamp (a win `CLAMP + DECISIVE`).
 pub const DECISIVE_UNITS: f64 = 4.0;
 
-/// Per level 1..=9: the deepest iteration, the softmax temperature in units, and the blunder
-/// probability. Measured, not guessed: `cargo run --release --example levels` plays each level
-/// against the next and against full strength (README, "Strength levels").
-const LEVELS: [(u32, f64, f64); 9] = [
-    (1, 12.0, 0.60),
-    (2, 3.0, 0.33),
-    (2, 2.0, 0.25),
-    (2, 1.2, 0.18),
-    (3, 0.8, 0.13),
-    (3, 0.5, 0.09),
-    (4, 0.3, 0.06),
-    (5, 0.2, 0.035),
-    (6, 0.1, 0.015),
+/// What levels 1..=9 mean in one game: per level, the deepest iteration, the share of the
+/// budget, the softmax temperature in units, and the blunder probability. A game may bring its
+/// own (`ServedGame::SKILL_LEVELS`); every table must pass [`levels_in_order`]. Measured, not
+/// guessed: `cargo run --release --example levels` plays each level against the next and
+/// against full strength (README, "Strength levels").
+pub type LevelTable = [(u32, f64, f64, f64); 9];
+
+/// The levels of most games. The shares grow by about 1.3x a level up to 5 and 1.7x above,
+/// where the depth caps no longer separate the levels in gomoku: about a ply of gomoku search
+/// per level or two. The blunder rate falls by about 1.6x a level.
+pub const STANDARD_LEVELS: LevelTable = [
+    (1, 0.04, 12.0, 0.60),
+    (2, 0.05, 3.0, 0.40),
+    (2, 0.065, 2.0, 0.27),
+    (2, 0.085, 1.2, 0.18),
+    (3, 0.11, 0.8, 0.12),
+    (3, 0.18, 0.5, 0.075),
+    (4, 0.30, 0.3, 0.045),
+    (5, 0.55, 0.2, 0.025),
+    (6, 1.00, 0.1, 0.012),
 ];
+
+/// Whether every level of `table` is weaker than the next in every respect: no deeper, a
+/// smaller share of the budget (in (0, 1]), a higher temperature and a higher blunder rate.
+pub fn levels_in_order(table: &LevelTable) -> bool {
+    let valid = |&(_, share, temperature, blunder): &(u32, f64, f64, f64)| {
+        share > 0.0 && share <= 1.0 && temperature > 0.0 && (0.0..1.0).contains(&blunder)
+    };
+    table.iter().all(valid)
+        && table.windows(2).all(|w| {
+            let ((d0, s0, t0, b0), (d1, s1, t1, b1)) = (w[0], w[1]);
+            d0 <= d1 && s0 < s1 && t0 > t1 && b0 > b1
+        })
+}
 
 /// How a weakened level searches and chooses.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,6 +83,10 @@ pub struct Skill {
     pub level: u8,
     /// Deepest iteration searched (the request's own `max_depth` applies too, the smaller wins).
     pub max_depth: u32,
+    /// Share of the time budget (counted from when the search starts) and of the request's node
+    /// limit, if any, that the level searches; in (0, 1]. The depth-1 iteration runs whatever
+    /// the share, so even the smallest share yields a scored, legal move.
+    pub budget_share: f64,
     /// Softmax temperature, in units of the game's evaluation.
     pub temperature: f64,
     /// Probability of a blunder: a uniform draw among the better third of the moves.
@@ -66,16 +94,22 @@ pub struct Skill {
 }
 
 impl Skill {
-    /// The weakened play of `level`, or `None` for full strength (10) and for levels outside
-    /// 1..=10 (the caller validates the range first).
+    /// The weakened play of `level` in [`STANDARD_LEVELS`], or `None` for full strength (10)
+    /// and for levels outside 1..=10 (the caller validates the range first).
     pub fn for_level(level: u8) -> Option<Skill> {
+        Skill::in_table(level, &STANDARD_LEVELS)
+    }
+
+    /// The weakened play of `level` in a game's own `table`; `None` as for [`Skill::for_level`].
+    pub fn in_table(level: u8, table: &LevelTable) -> Option<Skill> {
         if !(WEAKEST..FULL_STRENGTH).contains(&level) {
             return None;
         }
-        let (max_depth, temperature, blunder) = LEVELS[usize::from(level - 1)];
+        let (max_depth, budget_share, temperature, blunder) = table[usize::from(level - 1)];
         Some(Skill {
             level,
             max_depth,
+            budget_share,
             temperature,
             blunder,
         })
@@ -235,16 +269,28 @@ mod tests {
     }
 
     #[test]
-    fn lower_levels_search_no_deeper_and_choose_more_randomly() {
+    fn lower_levels_search_shallower_and_shorter_and_choose_more_randomly() {
+        assert!(levels_in_order(&STANDARD_LEVELS));
         for level in 1..9 {
             let (weak, strong) = (
                 Skill::for_level(level).unwrap(),
                 Skill::for_level(level + 1).unwrap(),
             );
             assert!(weak.max_depth <= strong.max_depth, "level {level}");
+            assert!(weak.budget_share < strong.budget_share, "level {level}");
             assert!(weak.temperature > strong.temperature, "level {level}");
             assert!(weak.blunder > strong.blunder, "level {level}");
         }
+    }
+
+    #[test]
+    fn a_table_with_a_level_out_of_order_is_refused() {
+        let mut table = STANDARD_LEVELS;
+        table[4].3 = table[3].3; // level 5 blunders as often as level 4
+        assert!(!levels_in_order(&table));
+        let mut table = STANDARD_LEVELS;
+        table[8].1 = 1.5; // more than the whole budget
+        assert!(!levels_in_order(&table));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::engine::skill::{LevelTable, STANDARD_LEVELS};
 use crate::games::BoardGame;
 use crate::games::connect4::Connect4;
 use crate::games::gomoku::{self, Gomoku, GomokuRules, Overline};
@@ -24,6 +25,9 @@ pub trait ServedGame: BoardGame {
     /// What a weakened level counts as one unit of evaluation: about a clear positional edge on
     /// this game's scale (see [`crate::engine::skill`]).
     const SKILL_UNIT: crate::engine::Score = 20;
+
+    /// What levels 1..=9 mean in this game (see [`crate::engine::skill`]).
+    const SKILL_LEVELS: LevelTable = STANDARD_LEVELS;
 
     /// Nodes per millisecond of `budget_ms` a deterministic search gets when no `max_nodes` is
     /// given: a fixed rate (the same on every replica), a fraction of what this machine
@@ -295,6 +299,20 @@ macro_rules! served_games {
 impl ServedGame for Connect4 {
     /// Between a threat (16) and a threat on a claimable row (40).
     const SKILL_UNIT: crate::engine::Score = 20;
+    /// The standard table with a ply more per level: a Connect-4 search is cheap, so the cap,
+    /// not the budget, sets a level's depth, and two levels with the same cap were hardly apart
+    /// (2 against 2 plies: 0.52 over 400 games; 3 against 3: 0.53).
+    const SKILL_LEVELS: LevelTable = [
+        (1, 0.04, 12.0, 0.60),
+        (2, 0.05, 3.0, 0.40),
+        (3, 0.065, 2.0, 0.27),
+        (4, 0.085, 1.2, 0.18),
+        (5, 0.11, 0.8, 0.12),
+        (6, 0.18, 0.5, 0.075),
+        (7, 0.30, 0.3, 0.045),
+        (8, 0.55, 0.2, 0.025),
+        (9, 1.00, 0.1, 0.012),
+    ];
     const DETERMINISTIC_NODES_PER_MS: u64 = 300;
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
@@ -372,3 +390,16 @@ impl ServedGame for Gomoku {
 }
 
 served_games!(TicTacToe, Connect4, Gomoku);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::skill::levels_in_order;
+
+    #[test]
+    fn every_games_levels_are_weaker_than_the_next_in_every_respect() {
+        assert!(levels_in_order(&TicTacToe::SKILL_LEVELS), "tic-tac-toe");
+        assert!(levels_in_order(&Connect4::SKILL_LEVELS), "Connect-4");
+        assert!(levels_in_order(&Gomoku::SKILL_LEVELS), "gomoku");
+    }
+}

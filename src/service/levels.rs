@@ -1,8 +1,8 @@
 //! Strength levels and reproducible answers: what `level`, `seed` and `deterministic` do to a
 //! move request between its validation and its search.
 //!
-//! - `level` 1..=9 weakens the search ([`crate::engine::skill`]): a depth cap, every root move
-//!   scored, and a seeded softmax draw among them. 10, the default, is full strength and runs
+//! - `level` 1..=9 weakens the search ([`crate::engine::skill`]): a depth cap, a share of the
+//!   budget (and of a node limit), every root move scored, and a seeded softmax draw among them. 10, the default, is full strength and runs
 //!   exactly the search it always did.
 //! - `seed` fixes that draw. A weakened request without one gets a fresh random seed (seed 0
 //!   when it is deterministic), returned in the answer so the draw can be replayed; such an
@@ -20,7 +20,9 @@
 //! deterministic request, and vice versa.
 
 use crate::engine::skill::{FULL_STRENGTH, Skill, SplitMix64, WEAKEST};
-use crate::engine::{CancelFlag, SearchLimits, SearchOptions, SearchReport, TranspositionTable};
+use crate::engine::{
+    CancelFlag, Deadline, SearchLimits, SearchOptions, SearchReport, TranspositionTable,
+};
 
 use super::ServiceError;
 use super::games::ServedGame;
@@ -59,11 +61,6 @@ impl Style {
     /// drawn for this request alone.
     pub fn cacheable(&self, asked: &PlayStyle) -> bool {
         self.seed.is_none() || asked.seed.is_some() || self.deterministic
-    }
-
-    /// The weakened play of this level, `None` at full strength.
-    pub fn skill(&self) -> Option<Skill> {
-        Skill::for_level(self.level)
     }
 }
 
@@ -131,9 +128,9 @@ pub fn private_table<G: ServedGame>(nodes: u64) -> TranspositionTable {
 }
 
 /// Searches `position` at `style`'s level: the game's own search at full strength; at levels
-/// 1..=9 the game's search with the level's depth cap and every root move scored, then the
-/// seeded draw ([`Skill::choose`]). The report's `root_moves` are filled only when `analysis`
-/// was asked by the caller (`options.analysis`).
+/// 1..=9 the game's search with the level's depth cap and share of the budget and node limit,
+/// every root move scored, then the seeded draw ([`Skill::choose`]). The report's `root_moves`
+/// are filled only when `analysis` was asked by the caller (`options.analysis`).
 pub fn search_at_level<G: ServedGame>(
     position: &G,
     limits: &SearchLimits,
@@ -141,7 +138,7 @@ pub fn search_at_level<G: ServedGame>(
     table: &TranspositionTable,
     style: &Style,
 ) -> SearchReport {
-    let Some(skill) = style.skill() else {
+    let Some(skill) = Skill::in_table(style.level, &G::SKILL_LEVELS) else {
         return position.think(limits, options, table);
     };
     let limits = SearchLimits {
@@ -150,6 +147,18 @@ pub fn search_at_level<G: ServedGame>(
                 .max_depth
                 .map_or(skill.max_depth, |d| d.min(skill.max_depth)),
         ),
+        deadline: limits.deadline.map(|d| {
+            let now = std::time::Instant::now();
+            Deadline(
+                now + d
+                    .0
+                    .saturating_duration_since(now)
+                    .mul_f64(skill.budget_share),
+            )
+        }),
+        max_nodes: limits
+            .max_nodes
+            .map(|n| ((n as f64 * skill.budget_share) as u64).max(1)),
         ..limits.clone()
     };
     let weak_options = SearchOptions {

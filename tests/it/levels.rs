@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use kibitz::api::AppState;
 use kibitz::config::Config;
 use kibitz::engine::Move;
+use kibitz::engine::skill::Skill;
 use kibitz::games::Grid;
 use kibitz::games::connect4::Connect4;
 use kibitz::games::gomoku::Gomoku;
@@ -189,6 +190,31 @@ async fn a_deterministic_search_stops_at_a_node_limit_derived_from_the_budget() 
         nodes >= limit && nodes < limit + limit / 10,
         "{nodes} nodes for a limit of {limit}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_weakened_level_searches_only_its_share_of_the_node_limit() {
+    let server = uncached(4);
+    let limit = 40_000;
+    for level in [6u8, 8] {
+        let share = Skill::in_table(level, &Gomoku::SKILL_LEVELS)
+            .expect("a weakened level")
+            .budget_share;
+        let request = with(
+            gomoku_middle(),
+            json!({"level": level, "seed": 5, "max_nodes": limit, "budget_ms": 5000}),
+        );
+        let body = ok(&server, request).await;
+        let nodes = body["nodes"].as_u64().expect("nodes");
+        let allowed = (limit as f64 * share) as u64;
+        // Its share stops it, at the first node check past it (the limits are read every
+        // 1,024 nodes; its depth cap is deeper than this many nodes reach in this position).
+        assert_eq!(body["stop_reason"], "nodes", "level {level}: {body}");
+        assert!(
+            nodes >= allowed && nodes <= allowed + 1024,
+            "level {level}: {nodes} nodes, its share is {allowed} of {limit}: {body}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
