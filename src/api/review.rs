@@ -7,9 +7,6 @@
 //! illegal move naming its ply, budgets out of range, and a 503 when the first search cannot
 //! get a worker), as problem+json.
 
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Instant;
 
 use axum::Json;
@@ -23,7 +20,7 @@ use tokio::sync::mpsc;
 use super::error::{ApiError, ApiResult};
 use super::json::ApiJson;
 use super::moves::{CellJson, Player, whole};
-use super::stream::{error_event, json_event, millis, sse_response, wants_event_stream};
+use super::stream::{EventPump, json_event, millis, wants_event_stream};
 use super::{AppState, Arrival};
 use crate::engine::{Proof, Score, Side};
 use crate::service::review::{GameStatus, PlayedMove, PlyReview, Review, ReviewError, ReviewQuery};
@@ -164,8 +161,6 @@ impl From<ReviewError> for ApiError {
     }
 }
 
-type Reviewing = Pin<Box<dyn Future<Output = Result<Review, ReviewError>> + Send>>;
-
 /// `POST /review`.
 pub async fn review(
     State(state): State<AppState>,
@@ -199,72 +194,19 @@ pub async fn review(
         let review = service.review(query, None).await?;
         return Ok(Json(ReviewResponse::from(&review)).into_response());
     }
-    // Plies are sent as judged; a slow reader holds the review back (bounded memory).
-    let (sender, mut plies) = mpsc::channel::<PlyReview>(16);
-    let mut reviewing: Reviewing =
-        Box::pin(async move { service.review(query, Some(sender)).await });
-    let mut ready = VecDeque::new();
-    // Until the first ply is judged, an error is still a plain problem+json response.
-    tokio::select! {
-        biased;
-        Some(ply) = plies.recv() => ready.push_back(ply_event(&ply)),
-        result = &mut reviewing => {
-            while let Ok(ply) = plies.try_recv() {
-                ready.push_back(ply_event(&ply));
-            }
-            ready.push_back(json_event("review", &ReviewResponse::from(&result?)));
-            return Ok(sse_response(futures_util::stream::iter(ready.into_iter().map(Ok))));
-        }
-    }
-    let stream = ReviewStream {
-        reviewing: Some(reviewing),
-        plies,
-        ready,
+    // Plies are sent as judged; a slow reader holds the review back (bounded memory). Until
+    // the first ply is judged, an error is still a plain problem+json response.
+    let (sender, plies) = mpsc::channel::<PlyReview>(16);
+    let reviewing = async move { service.review(query, Some(sender)).await };
+    let finish = |result: Result<Review, ReviewError>| {
+        Ok(json_event("review", &ReviewResponse::from(&result?)))
     };
-    Ok(sse_response(futures_util::stream::unfold(
-        stream,
-        |mut stream| async {
-            let event = stream.next().await?;
-            Some((Ok(event), stream))
-        },
-    )))
+    Ok(EventPump::new(reviewing, plies, ply_event, finish)
+        .first()
+        .await?
+        .into_response())
 }
 
-fn ply_event(ply: &PlyReview) -> Event {
-    json_event("ply", &PlyJson::from(ply))
-}
-
-/// The rest of a streamed review.
-struct ReviewStream {
-    reviewing: Option<Reviewing>,
-    plies: mpsc::Receiver<PlyReview>,
-    ready: VecDeque<Event>,
-}
-
-impl ReviewStream {
-    async fn next(&mut self) -> Option<Event> {
-        loop {
-            if let Some(event) = self.ready.pop_front() {
-                return Some(event);
-            }
-            let mut reviewing = self.reviewing.take()?;
-            tokio::select! {
-                biased;
-                Some(ply) = self.plies.recv() => {
-                    self.reviewing = Some(reviewing);
-                    self.ready.push_back(ply_event(&ply));
-                }
-                result = &mut reviewing => {
-                    while let Ok(ply) = self.plies.try_recv() {
-                        self.ready.push_back(ply_event(&ply));
-                    }
-                    let last = match result {
-                        Ok(review) => json_event("review", &ReviewResponse::from(&review)),
-                        Err(error) => error_event(ApiError::from(error)).await,
-                    };
-                    self.ready.push_back(last);
-                }
-            }
-        }
-    }
+fn ply_event(ply: PlyReview) -> Option<Event> {
+    Some(json_event("ply", &PlyJson::from(&ply)))
 }

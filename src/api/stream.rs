@@ -29,12 +29,13 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use tokio::sync::mpsc;
 
 use super::AppState;
 use super::error::ApiError;
 use super::moves::{CellJson, MoveResponse};
 use crate::service::metrics::{GameLabel, MoveLabels};
-use crate::service::progress::{self, IterationProgress, ProgressReceiver, SearchEvent};
+use crate::service::progress::{self, IterationProgress, SearchEvent};
 use crate::service::{MoveQuery, Served, Service, ServiceError};
 
 /// The media type of a streamed answer.
@@ -133,7 +134,113 @@ where
     response
 }
 
-type Search = Pin<Box<dyn Future<Output = Result<Served, ServiceError>> + Send>>;
+type Job<R> = Pin<Box<dyn Future<Output = R> + Send>>;
+type Finish<R> = Box<dyn FnOnce(R) -> Result<Event, ApiError> + Send>;
+
+/// A long job answered as an event stream: each message the job sends while it runs becomes
+/// an event (or none), then its result becomes the last event. `/move` and `/review` both pump
+/// through it.
+///
+/// The job runs inside the response body's stream, so a client that disconnects drops the job
+/// (and cancels what it runs). Messages are always drained before the last event, so every
+/// message sent before the job ended goes out ahead of its result.
+pub struct EventPump<M, R> {
+    /// `None` once the job has ended.
+    job: Option<Job<R>>,
+    messages: mpsc::Receiver<M>,
+    message_event: fn(M) -> Option<Event>,
+    /// Turns the job's result into its last event; taken when the job ends.
+    finish: Option<Finish<R>>,
+    /// Events ready to go out, oldest first.
+    ready: VecDeque<Event>,
+}
+
+impl<M: Send + 'static, R: Send + 'static> EventPump<M, R> {
+    pub fn new(
+        job: impl Future<Output = R> + Send + 'static,
+        messages: mpsc::Receiver<M>,
+        message_event: fn(M) -> Option<Event>,
+        finish: impl FnOnce(R) -> Result<Event, ApiError> + Send + 'static,
+    ) -> Self {
+        EventPump {
+            job: Some(Box::pin(job)),
+            messages,
+            message_event,
+            finish: Some(Box::new(finish)),
+            ready: VecDeque::new(),
+        }
+    }
+
+    fn push(&mut self, message: M) {
+        if let Some(event) = (self.message_event)(message) {
+            self.ready.push_back(event);
+        }
+    }
+
+    /// The job ended with `result`: the messages it sent last, then its own event.
+    fn end(&mut self, result: R) -> Result<(), ApiError> {
+        while let Ok(message) = self.messages.try_recv() {
+            self.push(message);
+        }
+        let finish = self
+            .finish
+            .take()
+            .ok_or_else(|| ApiError::Internal("a stream's job ended twice".into()))?;
+        self.ready.push_back(finish(result)?);
+        Ok(())
+    }
+
+    /// Waits for the job's first message or its end, whichever comes first. An error here
+    /// (the job failed before sending anything: refused, malformed, shed) is the caller's to
+    /// answer as a plain problem+json response; after it, the status is 200 and an error can
+    /// only be an `error` event. A closed channel (a job dropped unstarted) leaves the result
+    /// to decide.
+    pub async fn first(mut self) -> Result<Self, ApiError> {
+        let Some(mut job) = self.job.take() else {
+            return Ok(self);
+        };
+        tokio::select! {
+            // Messages first: every one is sent before the result is.
+            biased;
+            Some(message) = self.messages.recv() => {
+                self.push(message);
+                self.job = Some(job);
+            }
+            result = &mut job => self.end(result)?,
+        }
+        Ok(self)
+    }
+
+    /// The next event, or `None` once the last one went out.
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(event);
+            }
+            let mut job = self.job.take()?;
+            tokio::select! {
+                biased;
+                Some(message) = self.messages.recv() => {
+                    self.job = Some(job);
+                    self.push(message);
+                }
+                result = &mut job => {
+                    if let Err(error) = self.end(result) {
+                        self.ready.push_back(error_event(error).await);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The SSE response that sends the rest of the events.
+    pub fn into_response(self) -> Response {
+        sse_response(futures_util::stream::unfold(self, |mut pump| async {
+            let event = pump.next().await?;
+            Some((Ok(event), pump))
+        }))
+    }
+}
 
 /// Records a finished `/move` request in the metrics (as the JSON handler does).
 fn record(service: &Service, game: &str, status: u16, arrival: Instant) {
@@ -153,74 +260,11 @@ fn record(service: &Service, game: &str, status: u16, arrival: Instant) {
         .observe(arrival.elapsed().as_secs_f64());
 }
 
-/// What the stream still has to do.
-struct MoveStream {
-    search: Option<Search>,
-    events: ProgressReceiver,
-    /// Events ready to go out, oldest first.
-    ready: VecDeque<Event>,
-    service: Service,
-    game: &'static str,
-    arrival: Instant,
-}
-
-impl MoveStream {
-    fn push(&mut self, event: SearchEvent) {
-        if let SearchEvent::Iteration(it) = event {
-            self.ready
-                .push_back(json_event("iteration", &IterationEventJson::from(&it)));
-        }
-    }
-
-    /// The next event, or `None` once the answer (or error) went out.
-    async fn next(&mut self) -> Option<Event> {
-        loop {
-            if let Some(event) = self.ready.pop_front() {
-                return Some(event);
-            }
-            let mut search = self.search.take()?;
-            tokio::select! {
-                // Iterations first: all of them are sent before the answer is.
-                biased;
-                Some(event) = self.events.recv() => {
-                    self.search = Some(search);
-                    self.push(event);
-                }
-                result = &mut search => {
-                    // An iteration sent just before the answer may not have been seen yet.
-                    while let Ok(event) = self.events.try_recv() {
-                        self.push(event);
-                    }
-                    let last = answer_or_error(result, &self.service, self.game, self.arrival);
-                    let event = match last {
-                        Ok(answer) => answer,
-                        Err(error) => error_event(error).await,
-                    };
-                    self.ready.push_back(event);
-                }
-            }
-        }
-    }
-}
-
-/// The `answer` event of a finished search, or its error; recorded in the metrics either way.
-fn answer_or_error(
-    result: Result<Served, ServiceError>,
-    service: &Service,
-    game: &str,
-    arrival: Instant,
-) -> Result<Event, ApiError> {
-    match result {
-        Ok(served) => {
-            record(service, game, 200, arrival);
-            let response = MoveResponse::new(&served.answer, served.cached_from);
-            Ok(json_event("answer", &response))
-        }
-        Err(error) => {
-            let error = ApiError::from(error);
-            record(service, game, error.status_code().as_u16(), arrival);
-            Err(error)
-        }
+/// The `iteration` event of a search event; the others (a worker started) send nothing.
+fn iteration_event(event: SearchEvent) -> Option<Event> {
+    match event {
+        SearchEvent::Iteration(it) => Some(json_event("iteration", &IterationEventJson::from(&it))),
+        _ => None,
     }
 }
 
@@ -234,41 +278,32 @@ pub async fn move_events(
     let (sender, events) = progress::channel();
     query.progress = Some(sender);
     let service = state.service.clone();
-    let mut search: Search = {
+    let search = {
         let service = service.clone();
-        Box::pin(async move { service.dispatch(query).await })
+        async move { service.dispatch(query).await }
     };
-    let mut stream = MoveStream {
-        search: None,
-        events,
-        ready: VecDeque::new(),
-        service,
-        game,
-        arrival,
+    // The answer event, or the error; recorded in the metrics either way.
+    let finish = move |result: Result<Served, ServiceError>| match result {
+        Ok(served) => {
+            record(&service, game, 200, arrival);
+            let response = MoveResponse::new(&served.answer, served.cached_from);
+            Ok(json_event("answer", &response))
+        }
+        Err(error) => {
+            let error = ApiError::from(error);
+            record(&service, game, error.status_code().as_u16(), arrival);
+            Err(error)
+        }
     };
-    // Until the search has a worker, an error is still a plain problem+json response. A closed
-    // channel (the job was dropped unstarted) disables the first branch: the result decides.
-    tokio::select! {
-        biased;
-        Some(event) = stream.events.recv() => {
-            stream.push(event);
-            stream.search = Some(search);
-        }
-        result = &mut search => {
-            // A quick search can end before its first event was looked at: stream what it sent.
-            while let Ok(event) = stream.events.try_recv() {
-                stream.push(event);
-            }
-            match answer_or_error(result, &stream.service, game, arrival) {
-                Ok(answer) => stream.ready.push_back(answer),
-                Err(error) => return error.into_response(),
-            }
-        }
+    // Until the search has a worker (the service sends `Started`), an error is still a plain
+    // problem+json response.
+    match EventPump::new(search, events, iteration_event, finish)
+        .first()
+        .await
+    {
+        Ok(pump) => pump.into_response(),
+        Err(error) => error.into_response(),
     }
-    sse_response(futures_util::stream::unfold(stream, |mut stream| async {
-        let event = stream.next().await?;
-        Some((Ok(event), stream))
-    }))
 }
 
 #[cfg(test)]
