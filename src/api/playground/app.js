@@ -52,6 +52,20 @@
     }
   }
 
+  /// The body of a plain (non-stream) response as JSON; throws a Problem for an error status
+  /// (a body that is not JSON becomes the problem's detail).
+  async function readJson(response) {
+    const text = await response.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch (_) {
+      json = { title: `HTTP ${response.status}`, detail: text.slice(0, 200) };
+    }
+    if (!response.ok) throw new Problem(json, response.status);
+    return json;
+  }
+
   async function call(path, body) {
     setBusy(+1);
     try {
@@ -60,16 +74,7 @@
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
       };
-      const response = await fetch(path, init);
-      const text = await response.text();
-      let json = null;
-      try {
-        json = JSON.parse(text);
-      } catch (_) {
-        json = { title: `HTTP ${response.status}`, detail: text.slice(0, 200) };
-      }
-      if (!response.ok) throw new Problem(json, response.status);
-      return json;
+      return await readJson(await fetch(path, init));
     } catch (error) {
       if (error instanceof Problem) throw error;
       throw new Problem({ title: "The server cannot be reached", detail: String(error.message || error) }, 0);
@@ -91,15 +96,7 @@
         body: JSON.stringify(body),
       });
       if (!response.ok || !(response.headers.get("content-type") || "").startsWith("text/event-stream")) {
-        const text = await response.text();
-        let json;
-        try {
-          json = JSON.parse(text);
-        } catch (_) {
-          json = { title: `HTTP ${response.status}`, detail: text.slice(0, 200) };
-        }
-        if (!response.ok) throw new Problem(json, response.status);
-        return json;
+        return await readJson(response);
       }
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
