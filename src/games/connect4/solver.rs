@@ -17,7 +17,8 @@
 //!   at once is never searched (the parent scores it), so the tree is mostly quiet positions.
 //! - A move leaving two playable threats (or one with another right above it) wins in three
 //!   plies, the fastest win left: the node returns at once, without searching it.
-//! - Moves are ordered by the table's best move, then threats created, then centre first.
+//! - Moves are ordered by the table's best move, then threats created, then whether they
+//!   leave our own threats standing (not played right under one), then centre first.
 //! - One transposition table (the engine's, shared by all requests) carries results across the
 //!   null-window probes. Each solver entry holds both a lower and an upper bound (Pons keeps only
 //!   one), packed in the entry's score field; a probe narrows the window from both sides. The
@@ -300,23 +301,24 @@ impl<'a> Solver<'a> {
     /// this solver's run-time geometry; with the CPU's `popcnt` instruction where it has one.
     fn search(&mut self, pos: &Position, alpha: i32, beta: i32) -> i32 {
         let threats = pos.opponent_winning_cells(&self.g);
+        let own = pos.own_winning_cells(&self.g);
         #[cfg(target_arch = "x86_64")]
         if self.popcnt {
             // SAFETY: `popcnt` is set only when the CPU reports the instruction.
             return unsafe {
                 if self.g == Geometry::STANDARD {
-                    self.negamax_popcnt(Standard, pos, threats, alpha, beta)
+                    self.negamax_popcnt(Standard, pos, own, threats, alpha, beta)
                 } else {
                     let g = self.g;
-                    self.negamax_popcnt(g, pos, threats, alpha, beta)
+                    self.negamax_popcnt(g, pos, own, threats, alpha, beta)
                 }
             };
         }
         if self.g == Geometry::STANDARD {
-            self.negamax(Standard, pos, threats, alpha, beta)
+            self.negamax(Standard, pos, own, threats, alpha, beta)
         } else {
             let g = self.g;
-            self.negamax(g, pos, threats, alpha, beta)
+            self.negamax(g, pos, own, threats, alpha, beta)
         }
     }
 
@@ -326,11 +328,12 @@ impl<'a> Solver<'a> {
         &mut self,
         shape: S,
         pos: &Position,
+        own: u64,
         threats: u64,
         alpha: i32,
         beta: i32,
     ) -> i32 {
-        self.node::<S, false>(shape, pos, threats, alpha, beta)
+        self.node::<S, false>(shape, pos, own, threats, alpha, beta)
     }
 
     /// The node function compiled with the `popcnt` instruction (nearly every x86-64 CPU since
@@ -342,11 +345,12 @@ impl<'a> Solver<'a> {
         &mut self,
         shape: S,
         pos: &Position,
+        own: u64,
         threats: u64,
         alpha: i32,
         beta: i32,
     ) -> i32 {
-        self.node::<S, true>(shape, pos, threats, alpha, beta)
+        self.node::<S, true>(shape, pos, own, threats, alpha, beta)
     }
 
     /// A child's value, by the same node function as this node's.
@@ -355,6 +359,7 @@ impl<'a> Solver<'a> {
         &mut self,
         shape: S,
         pos: &Position,
+        own: u64,
         threats: u64,
         alpha: i32,
         beta: i32,
@@ -363,16 +368,17 @@ impl<'a> Solver<'a> {
         if POPCNT {
             // SAFETY: `node::<_, true>` only runs inside `negamax_popcnt`, which `search`
             // enters only when the CPU has `popcnt`.
-            return unsafe { self.negamax_popcnt(shape, pos, threats, alpha, beta) };
+            return unsafe { self.negamax_popcnt(shape, pos, own, threats, alpha, beta) };
         }
-        self.negamax(shape, pos, threats, alpha, beta)
+        self.negamax(shape, pos, own, threats, alpha, beta)
     }
 
     /// Negamax alpha-beta, fail-soft, on a position where the side to move cannot win at once
     /// and nobody has won. Returns the exact value when it lies inside `(alpha, beta)`, else a
     /// bound on the same side of the window as the value. `shape` is `self.g`, possibly as
-    /// compile-time constants; `opponent_wins` is `pos.opponent_winning_cells()`, which the
-    /// parent computed already (the threats its move left); `POPCNT` says which node function
+    /// compile-time constants; `own_wins` and `opponent_wins` are `pos.own_winning_cells()`
+    /// and `pos.opponent_winning_cells()`, which the parent knows already (the opponent's are
+    /// the threats its move left, ours were its opponent's); `POPCNT` says which node function
     /// searches the children (always the one this body is inlined into).
     // A slot indexes the order's masks and columns and the threats, and names the move in the
     // sorter: a plain index reads best.
@@ -382,6 +388,7 @@ impl<'a> Solver<'a> {
         &mut self,
         shape: S,
         pos: &Position,
+        own_wins: u64,
         opponent_wins: u64,
         mut alpha: i32,
         mut beta: i32,
@@ -504,7 +511,9 @@ impl<'a> Solver<'a> {
             let score = if col == table_column {
                 MAX_SCORE
             } else {
-                threats.count_ones()
+                // Threats first; among equals, not under one of our own threats, which the
+                // opponent's reply would kill (after BitBully: 9-14 % fewer nodes on Pons' sets).
+                2 * threats.count_ones() + (own_wins & (cell << 1) == 0) as u32
             };
             threats_after[slot] = threats;
             sorter.add(slot, score);
@@ -517,7 +526,14 @@ impl<'a> Solver<'a> {
             let col = order.columns[slot];
             let mut child = *pos;
             child.play(cell);
-            let score = -self.child::<S, POPCNT>(shape, &child, threats_after[slot], -beta, -alpha);
+            let score = -self.child::<S, POPCNT>(
+                shape,
+                &child,
+                opponent_wins & !cell,
+                threats_after[slot],
+                -beta,
+                -alpha,
+            );
             if self.stopped.is_some() {
                 return 0;
             }
