@@ -89,7 +89,7 @@ impl Geometry {
     }
 
     #[inline]
-    pub fn column_mask(&self, col: u32) -> u64 {
+    pub const fn column_mask(&self, col: u32) -> u64 {
         ((1u64 << self.height) - 1) << (col * (self.height + 1))
     }
 
@@ -111,13 +111,14 @@ impl Geometry {
 
     /// Columns from the centre outwards, alternating left then right (Pons' order): the usual
     /// best-first order, since central discs take part in the most lines.
-    pub fn centre_first_order(&self) -> [u32; MAX_WIDTH] {
+    pub const fn centre_first_order(&self) -> [u32; MAX_WIDTH] {
         let mut order = [0; MAX_WIDTH];
         let w = self.width as i32;
-        for (i, slot) in order.iter_mut().enumerate().take(self.width as usize) {
-            let i = i as i32;
+        let mut i = 0;
+        while i < w {
             // For w = 7: 3, 2, 4, 1, 5, 0, 6; for w = 8: 4, 3, 5, 2, 6, 1, 7, 0.
-            *slot = (w / 2 + (1 - 2 * (i % 2)) * ((i + 1) / 2)) as u32;
+            order[i as usize] = (w / 2 + (1 - 2 * (i % 2)) * ((i + 1) / 2)) as u32;
+            i += 1;
         }
         order
     }
@@ -160,6 +161,36 @@ impl Geometry {
 /// shapes keep working unchanged.
 pub trait Shape: Copy {
     fn geometry(self) -> Geometry;
+
+    /// The centre-first column order of this shape: the constant one of the standard board,
+    /// else `runtime`, the solver's copy computed once.
+    fn order(self, runtime: &ColumnOrder) -> ColumnOrder;
+}
+
+/// The columns from the centre outwards and their cells, slot by slot: the solver walks the
+/// moves in this order, and on the standard board every mask is a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnOrder {
+    /// The column of each slot ([`Geometry::centre_first_order`]).
+    pub columns: [u32; MAX_WIDTH],
+    /// The cells of each slot's column ([`Geometry::column_mask`]).
+    pub masks: [u64; MAX_WIDTH],
+}
+
+impl ColumnOrder {
+    /// The standard 7 x 6 board's order.
+    pub const STANDARD: ColumnOrder = ColumnOrder::of(&Geometry::STANDARD);
+
+    pub const fn of(g: &Geometry) -> ColumnOrder {
+        let columns = g.centre_first_order();
+        let mut masks = [0; MAX_WIDTH];
+        let mut slot = 0;
+        while slot < g.width as usize {
+            masks[slot] = g.column_mask(columns[slot]);
+            slot += 1;
+        }
+        ColumnOrder { columns, masks }
+    }
 }
 
 /// The standard 7 x 6 board as a compile-time [`Shape`].
@@ -171,12 +202,22 @@ impl Shape for Standard {
     fn geometry(self) -> Geometry {
         Geometry::STANDARD
     }
+
+    #[inline(always)]
+    fn order(self, _runtime: &ColumnOrder) -> ColumnOrder {
+        ColumnOrder::STANDARD
+    }
 }
 
 impl Shape for Geometry {
     #[inline(always)]
     fn geometry(self) -> Geometry {
         self
+    }
+
+    #[inline(always)]
+    fn order(self, runtime: &ColumnOrder) -> ColumnOrder {
+        *runtime
     }
 }
 
@@ -275,8 +316,14 @@ impl Position {
     /// on the next ply.
     #[inline]
     pub fn non_losing_moves(&self, g: &Geometry) -> u64 {
+        self.non_losing_moves_against(g, self.opponent_winning_cells(g))
+    }
+
+    /// [`Position::non_losing_moves`] when the opponent's winning cells are known already
+    /// (`opponent_wins`, equal to [`Position::opponent_winning_cells`]).
+    #[inline]
+    pub fn non_losing_moves_against(&self, g: &Geometry, opponent_wins: u64) -> u64 {
         let mut playable = self.playable(g);
-        let opponent_wins = self.opponent_winning_cells(g);
         let forced = playable & opponent_wins;
         if forced != 0 {
             if forced & (forced - 1) != 0 {

@@ -17,7 +17,8 @@
 //!   at once is never searched (the parent scores it), so the tree is mostly quiet positions.
 //! - A move leaving two playable threats (or one with another right above it) wins in three
 //!   plies, the fastest win left: the node returns at once, without searching it.
-//! - Moves are ordered by the table's best move, then threats created, then centre first.
+//! - Moves are ordered by the table's best move, then threats created, then whether they
+//!   leave our own threats standing (not played right under one), then centre first.
 //! - One transposition table (the engine's, shared by all requests) carries results across the
 //!   null-window probes. Each solver entry holds both a lower and an upper bound (Pons keeps only
 //!   one), packed in the entry's score field; a probe narrows the window from both sides. The
@@ -39,8 +40,8 @@
 use crate::engine::{Bound, Entry, Move, SearchLimits, StopReason, TableStats, TranspositionTable};
 
 use super::book::{BOOK_PLIES, OpeningBook};
-use super::order::MoveSorter;
-use super::position::{Geometry, MAX_WIDTH, Position, Shape, Standard};
+use super::order::{MAX_SCORE, MoveSorter};
+use super::position::{ColumnOrder, Geometry, MAX_WIDTH, Position, Shape, Standard};
 
 /// Nodes between two polls of the clock and the cancel flag.
 pub const POLL_INTERVAL: u64 = 1024;
@@ -127,7 +128,8 @@ const NO_COLUMN: u32 = u32::MAX;
 /// One solve (one request): the geometry, the shared table, the limits and the counters.
 pub struct Solver<'a> {
     g: Geometry,
-    order: [u32; MAX_WIDTH],
+    /// The centre-first column order of `g`.
+    order: ColumnOrder,
     table: &'a TranspositionTable,
     limits: SearchLimits,
     /// Nodes visited: every call of the node function, Pons' count.
@@ -140,13 +142,16 @@ pub struct Solver<'a> {
     book: Option<&'static OpeningBook>,
     /// Nodes answered by the book.
     pub book_hits: u64,
+    /// Whether the CPU has the `popcnt` instruction ([`Solver::negamax_popcnt`]).
+    #[cfg(target_arch = "x86_64")]
+    popcnt: bool,
 }
 
 impl<'a> Solver<'a> {
     pub fn new(g: Geometry, table: &'a TranspositionTable, limits: SearchLimits) -> Self {
         Solver {
             g,
-            order: g.centre_first_order(),
+            order: ColumnOrder::of(&g),
             table,
             limits,
             nodes: 0,
@@ -155,6 +160,8 @@ impl<'a> Solver<'a> {
             stats: TableStats::default(),
             book: None,
             book_hits: 0,
+            #[cfg(target_arch = "x86_64")]
+            popcnt: std::arch::is_x86_feature_detected!("popcnt"),
         }
     }
 
@@ -226,9 +233,11 @@ impl<'a> Solver<'a> {
             // Every move loses on the next ply: all are equally long.
             return self.first_in_order(pos.playable(&g));
         }
-        let mut sorter = self.sorted_moves(pos, candidates, NO_COLUMN);
+        let mut sorter = self.sorted_moves(pos, candidates);
         let mut fallback = None;
-        while let Some((cell, col)) = sorter.pop() {
+        while let Some(slot) = sorter.pop() {
+            let cell = candidates & self.order.masks[slot];
+            let col = self.order.columns[slot];
             fallback = fallback.or(Some(col));
             let mut child = *pos;
             child.play(cell);
@@ -269,51 +278,118 @@ impl<'a> Solver<'a> {
     }
 
     fn first_in_order(&self, cells: u64) -> Option<u32> {
-        self.order[..self.g.width as usize]
-            .iter()
-            .copied()
-            .find(|&col| cells & self.g.column_mask(col) != 0)
+        let width = self.g.width as usize;
+        (0..width)
+            .find(|&slot| cells & self.order.masks[slot] != 0)
+            .map(|slot| self.order.columns[slot])
     }
 
-    /// The moves in `candidates` (one cell per column), table move first, then by threats
-    /// created, centre first on ties.
-    #[inline]
-    fn sorted_moves(&self, pos: &Position, candidates: u64, table_column: u32) -> MoveSorter {
-        let g = &self.g;
+    /// The moves in `candidates` (one cell per column) by threats created, centre first on
+    /// ties.
+    fn sorted_moves(&self, pos: &Position, candidates: u64) -> MoveSorter {
         let mut sorter = MoveSorter::new();
-        for &col in self.order[..g.width as usize].iter().rev() {
-            let cell = candidates & g.column_mask(col);
+        for slot in 0..self.g.width as usize {
+            let cell = candidates & self.order.masks[slot];
             if cell != 0 {
-                let score = if col == table_column {
-                    i32::MAX
-                } else {
-                    pos.threats_after(g, cell) as i32
-                };
-                sorter.add(cell, col, score);
+                sorter.add(slot, pos.threats_after(&self.g, cell));
             }
         }
         sorter
     }
 
     /// [`Solver::negamax`] compiled for the board at hand: the standard board's constants, or
-    /// this solver's run-time geometry.
+    /// this solver's run-time geometry; with the CPU's `popcnt` instruction where it has one.
     fn search(&mut self, pos: &Position, alpha: i32, beta: i32) -> i32 {
+        let threats = pos.opponent_winning_cells(&self.g);
+        let own = pos.own_winning_cells(&self.g);
+        #[cfg(target_arch = "x86_64")]
+        if self.popcnt {
+            // SAFETY: `popcnt` is set only when the CPU reports the instruction.
+            return unsafe {
+                if self.g == Geometry::STANDARD {
+                    self.negamax_popcnt(Standard, pos, own, threats, alpha, beta)
+                } else {
+                    let g = self.g;
+                    self.negamax_popcnt(g, pos, own, threats, alpha, beta)
+                }
+            };
+        }
         if self.g == Geometry::STANDARD {
-            self.negamax(Standard, pos, alpha, beta)
+            self.negamax(Standard, pos, own, threats, alpha, beta)
         } else {
             let g = self.g;
-            self.negamax(g, pos, alpha, beta)
+            self.negamax(g, pos, own, threats, alpha, beta)
         }
+    }
+
+    /// The node function for any x86-64 CPU. Without `popcnt` the compiler counts bits with a
+    /// dozen shifts and masks, and the solver counts the threats of every move at every node.
+    fn negamax<S: Shape>(
+        &mut self,
+        shape: S,
+        pos: &Position,
+        own: u64,
+        threats: u64,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        self.node::<S, false>(shape, pos, own, threats, alpha, beta)
+    }
+
+    /// The node function compiled with the `popcnt` instruction (nearly every x86-64 CPU since
+    /// 2008, but not the baseline target the release is built for): one instruction instead of
+    /// about a dozen for each threat count.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn negamax_popcnt<S: Shape>(
+        &mut self,
+        shape: S,
+        pos: &Position,
+        own: u64,
+        threats: u64,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        self.node::<S, true>(shape, pos, own, threats, alpha, beta)
+    }
+
+    /// A child's value, by the same node function as this node's.
+    #[inline(always)]
+    fn child<S: Shape, const POPCNT: bool>(
+        &mut self,
+        shape: S,
+        pos: &Position,
+        own: u64,
+        threats: u64,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        #[cfg(target_arch = "x86_64")]
+        if POPCNT {
+            // SAFETY: `node::<_, true>` only runs inside `negamax_popcnt`, which `search`
+            // enters only when the CPU has `popcnt`.
+            return unsafe { self.negamax_popcnt(shape, pos, own, threats, alpha, beta) };
+        }
+        self.negamax(shape, pos, own, threats, alpha, beta)
     }
 
     /// Negamax alpha-beta, fail-soft, on a position where the side to move cannot win at once
     /// and nobody has won. Returns the exact value when it lies inside `(alpha, beta)`, else a
     /// bound on the same side of the window as the value. `shape` is `self.g`, possibly as
-    /// compile-time constants.
-    fn negamax<S: Shape>(
+    /// compile-time constants; `own_wins` and `opponent_wins` are `pos.own_winning_cells()`
+    /// and `pos.opponent_winning_cells()`, which the parent knows already (the opponent's are
+    /// the threats its move left, ours were its opponent's); `POPCNT` says which node function
+    /// searches the children (always the one this body is inlined into).
+    // A slot indexes the order's masks and columns and the threats, and names the move in the
+    // sorter: a plain index reads best.
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    fn node<S: Shape, const POPCNT: bool>(
         &mut self,
         shape: S,
         pos: &Position,
+        own_wins: u64,
+        opponent_wins: u64,
         mut alpha: i32,
         mut beta: i32,
     ) -> i32 {
@@ -328,7 +404,7 @@ impl<'a> Solver<'a> {
 
         // Step 2. Forced results: every move loses at once, or the board is all but full (the
         // last two plies cannot make a four: neither side can win next, see the precondition).
-        let candidates = pos.non_losing_moves(&g);
+        let candidates = pos.non_losing_moves_against(&g, opponent_wins);
         if candidates == 0 {
             return -(cells - moves) / 2;
         }
@@ -385,13 +461,16 @@ impl<'a> Solver<'a> {
         // independent loads, so their cache misses overlap, and the child searched next finds
         // its entry already in cache.
         let etc = !stored_here && moves % 2 != TABLE_PARITY && empty > TABLE_MIN_EMPTY;
+        let order = shape.order(&self.order);
         let mut sorter = MoveSorter::new();
-        for i in (0..g.width as usize).rev() {
-            let col = self.order[i];
-            let cell = candidates & g.column_mask(col);
+        // Each move's threats, by slot: the child's `opponent_wins`, so no node computes them twice.
+        let mut threats_after = [0u64; MAX_WIDTH];
+        for slot in 0..g.width as usize {
+            let cell = candidates & order.masks[slot];
             if cell == 0 {
                 continue;
             }
+            let col = order.columns[slot];
             // The threats the move leaves: its ordering score, and a win-in-three test. A move
             // leaving two playable threats, or a playable threat with another right above it,
             // wins on our next move whatever the opponent does (it cannot win first: the move is
@@ -430,19 +509,31 @@ impl<'a> Solver<'a> {
                 }
             }
             let score = if col == table_column {
-                i32::MAX
+                MAX_SCORE
             } else {
-                threats.count_ones() as i32
+                // Threats first; among equals, not under one of our own threats, which the
+                // opponent's reply would kill (after BitBully: 9-14 % fewer nodes on Pons' sets).
+                2 * threats.count_ones() + (own_wins & (cell << 1) == 0) as u32
             };
-            sorter.add(cell, col, score);
+            threats_after[slot] = threats;
+            sorter.add(slot, score);
         }
 
         // Step 6. Search them, best-ordered first.
         let mut best_column = NO_COLUMN;
-        while let Some((cell, col)) = sorter.pop() {
+        while let Some(slot) = sorter.pop() {
+            let cell = candidates & order.masks[slot];
+            let col = order.columns[slot];
             let mut child = *pos;
             child.play(cell);
-            let score = -self.negamax(shape, &child, -beta, -alpha);
+            let score = -self.child::<S, POPCNT>(
+                shape,
+                &child,
+                opponent_wins & !cell,
+                threats_after[slot],
+                -beta,
+                -alpha,
+            );
             if self.stopped.is_some() {
                 return 0;
             }
