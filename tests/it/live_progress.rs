@@ -160,15 +160,21 @@ async fn a_cached_answer_streams_only_the_answer_event() {
     assert_schema("MoveResponse", &events[0].data);
 }
 
-#[tokio::test]
-async fn errors_before_the_stream_starts_are_problem_json() {
-    let server = start_server(Config {
+/// A server whose one worker, once busy, sheds every other search, and that answers nothing
+/// from a cache: every request is a search of its own.
+async fn one_worker_no_queue_no_cache() -> Running {
+    start_server(Config {
         workers: 1,
         queue: 0,
         cache_entries: 0,
         ..Config::for_tests()
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn errors_before_the_stream_starts_are_problem_json() {
+    let server = one_worker_no_queue_no_cache().await;
     let url = server.url("/move");
     let problem = |reader: &crate::sse_client::EventReader| {
         assert_eq!(reader.content_type(), "application/problem+json");
@@ -220,13 +226,7 @@ async fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> Option<Dur
 
 #[tokio::test]
 async fn a_client_that_drops_the_stream_cancels_its_search_and_frees_the_worker() {
-    let server = start_server(Config {
-        workers: 1,
-        queue: 0,
-        cache_entries: 0,
-        ..Config::for_tests()
-    })
-    .await;
+    let server = one_worker_no_queue_no_cache().await;
     let metrics = Arc::clone(server.state.service.metrics());
     let mut reader = post_events(&server.url("/move"), &gomoku(30_000)).await;
     assert_eq!(reader.status(), 200);
