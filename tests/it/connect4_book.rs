@@ -1,5 +1,6 @@
-//! The opening book (BitBully's 12-ply database, shipped in `src/games/connect4/book/`): its
-//! values agree with kibitz's own solver, and `think` answers the opening exactly from it.
+//! The opening book (BitBully's 12-ply database and the shallow layer kibitz derives from it,
+//! shipped in `src/games/connect4/book/`): its values agree with kibitz's own solver, and
+//! `think` answers the opening exactly from it.
 
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use kibitz::engine::{
 };
 use kibitz::games::BoardGame;
 use kibitz::games::connect4::Connect4;
-use kibitz::games::connect4::book::STANDARD_BOOK;
+use kibitz::games::connect4::book::{SHALLOW_PLIES, STANDARD_BOOK, TWELVE_PLY_BOOK, derive};
 use kibitz::games::connect4::position::Geometry;
 use kibitz::games::connect4::solver::Solver;
 
@@ -92,4 +93,38 @@ fn a_position_past_the_book_is_proven_by_search_not_the_book() {
     let game = Connect4::from_moves("5554224333234511764415115").expect("a legal line");
     let report = game.think(&SearchLimits::default(), SearchOptions::default(), &table);
     assert_eq!(report.stop_reason, StopReason::Proven);
+}
+
+#[test]
+fn the_shipped_shallow_layer_is_what_the_twelve_disc_layer_derives() {
+    let derived = derive::derive_shallow_layer(SHALLOW_PLIES).expect("the 12-disc layer is whole");
+    assert!(derive::matches_shipped_layer(&derived));
+}
+
+#[test]
+fn a_sample_of_shallow_entries_matches_the_solver_on_the_twelve_disc_layer_alone() {
+    let table = TranspositionTable::with_megabytes(16);
+    let step = STANDARD_BOOK.shallow_len() / 40;
+    for index in (0..STANDARD_BOOK.shallow_len()).step_by(step) {
+        let (pos, book_value) = STANDARD_BOOK.shallow_entry(index).expect("a stored entry");
+        let mut solver = Solver::new(Geometry::standard(), &table, SearchLimits::default())
+            .with_book(&TWELVE_PLY_BOOK);
+        assert_eq!(
+            solver.solve(&pos),
+            Some(book_value),
+            "entry {index}: {pos:?}"
+        );
+    }
+}
+
+#[test]
+fn every_position_of_the_books_range_is_answered_exactly_from_the_book() {
+    let table = TranspositionTable::with_megabytes(16);
+    // 0, 4, 8 (shallow layer), 10 (two plies above the 12-disc layer) and 12 discs.
+    for line in ["", "4455", "12345671", "1234567123", "243335424257"] {
+        let game = Connect4::from_moves(line).expect("a legal line");
+        let report = game.think(&SearchLimits::default(), SearchOptions::default(), &table);
+        assert_eq!(report.stop_reason, StopReason::Book, "{line:?}");
+        assert!(report.proof.is_some(), "{line:?}");
+    }
 }

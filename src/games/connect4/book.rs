@@ -1,51 +1,59 @@
-//! The opening book: the exact value of every 12-disc position of the standard 7 x 6 board,
-//! read from BitBully's published database (`book/book_12ply_distances.dat`, MIT, see
-//! `book/LICENSE`), so that the openings no search budget can solve are answered exactly.
+//! The opening book: the exact value of every position of the standard 7 x 6 board with 12
+//! discs, and of every position with at most 8, so that the openings no search budget can
+//! solve are answered exactly.
 //!
-//! The file is a sorted array of 5-byte records: a 32-bit big-endian signed key, then a signed
+//! Two layers, one format:
+//! - **12 discs**: BitBully's published database (`book/book_12ply_distances.dat`, MIT, see
+//!   `book/LICENSE`), unchanged. Positions where the side to move wins at once are left out.
+//! - **0 to 8 discs**: `book/book_8ply_distances.dat`, derived by kibitz from the 12-disc layer
+//!   by retrograde analysis ([`derive`], `kibitz connect4-book`): every position reachable in
+//!   play, mirror images once. Without it a search from the empty board has 12 plies to go
+//!   before the 12-disc layer ends it (about 200 ms on a cold table); with it, every position
+//!   of up to 8 discs is a single look-up and the rest of the book's range is at most 3 plies
+//!   of search away from the 12-disc layer.
+//!
+//! Each file is a sorted array of 5-byte records: a 32-bit big-endian signed key, then a signed
 //! byte value. The key is a Huffman code of the board read column by column from the left, each
 //! column from the bottom: `10` for a first-player disc, `11` for a second-player disc, `0` to
-//! close the column (a full column is closed too), and one `0` at the end; 12 discs make exactly
-//! 24 + 7 + 1 = 32 bits. Only one of a position and its mirror image is stored, and positions
-//! where the first player (always to move after 12 plies) wins at once are left out. The value
-//! is from the first player's side: `0` a draw, `100 - p` a win and `-(100 - p)` a loss `p`
-//! plies from now with best play.
+//! close the column (a full column is closed too), and one `0` at the end, left-aligned in the
+//! 32 bits (12 discs make exactly 24 + 7 + 1 = 32 bits; fewer discs leave zeros on the right,
+//! and a prefix code keeps boards of different disc counts apart). The 12-disc layer stores one
+//! of a position and its mirror image; the shallow layer stores the smaller key of the two.
+//! The value is from the first player's side: `0` a draw, `100 - p` a win and `-(100 - p)` a
+//! loss `p` plies from now with best play.
 //!
-//! The array is searched in place (binary search over the bytes embedded in the binary): no
-//! parsing at start-up and no copy in memory. (An index of 65 536 slices by the keys' top bits
-//! measured no faster on the empty board: about 200 ms either way.) The solver asks the book at every 12-disc node it
-//! reaches, so a search from fewer discs ends at the book's horizon instead of the game's.
+//! The arrays are searched in place (binary search over the bytes embedded in the binary): no
+//! parsing at start-up and no copy in memory. The solver asks the book at every node of a
+//! covered disc count, so a search from fewer discs ends at the book's horizon instead of the
+//! game's.
+
+pub mod derive;
 
 use super::position::{Geometry, Position};
 use super::solver::score_from_distance;
 
-/// Discs on the board of every position in the book.
+/// Discs on the board of every position in the deep layer.
 pub const BOOK_PLIES: u32 = 12;
+/// The shallow layer holds every position with at most this many discs.
+pub const SHALLOW_PLIES: u32 = 8;
 
 const RECORD_BYTES: usize = 5;
 
 /// BitBully's 12-ply book with distances (bitbully-databases 0.0.2), unchanged.
 static BOOK_12_PLY: &[u8] = include_bytes!("book/book_12ply_distances.dat");
+/// Every position of 0 to [`SHALLOW_PLIES`] discs, derived from the 12-ply book by
+/// `kibitz connect4-book` ([`derive::derive_shallow_layer`]).
+static BOOK_SHALLOW: &[u8] = include_bytes!("book/book_8ply_distances.dat");
 
-/// A sorted book of exact values; see the module note for the format.
+/// One sorted array of records; see the module note for the format.
 #[derive(Debug)]
-pub struct OpeningBook {
+struct BookLayer {
     records: &'static [u8],
 }
 
-/// The book shipped with kibitz.
-pub static STANDARD_BOOK: OpeningBook = OpeningBook {
-    records: BOOK_12_PLY,
-};
-
-impl OpeningBook {
-    /// Number of positions stored.
-    pub fn len(&self) -> usize {
+impl BookLayer {
+    fn len(&self) -> usize {
         self.records.len() / RECORD_BYTES
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn record(&self, index: usize) -> (i32, i8) {
@@ -66,43 +74,115 @@ impl OpeningBook {
         }
         None
     }
+}
 
-    /// The exact value of `pos` in the solver's units (Pons' score for the side to move), if
-    /// the book holds it: standard board, [`BOOK_PLIES`] discs, no immediate win.
-    pub fn value(&self, g: &Geometry, pos: &Position) -> Option<i32> {
-        if pos.moves != BOOK_PLIES || g.width != 7 || g.height != 6 {
-            return None;
-        }
-        let raw = self
-            .find(huffman_key(g, pos, false))
-            .or_else(|| self.find(huffman_key(g, pos, true)))?;
-        Some(solver_score(raw, g))
+/// A book of exact values: a deep layer of 12-disc positions and a shallow layer of every
+/// position up to [`SHALLOW_PLIES`] discs.
+#[derive(Debug)]
+pub struct OpeningBook {
+    deep: BookLayer,
+    shallow: BookLayer,
+}
+
+/// The book shipped with kibitz: both layers.
+pub static STANDARD_BOOK: OpeningBook = OpeningBook {
+    deep: BookLayer {
+        records: BOOK_12_PLY,
+    },
+    shallow: BookLayer {
+        records: BOOK_SHALLOW,
+    },
+};
+
+/// The 12-disc layer alone (BitBully's data as published): what the shallow layer is derived
+/// from and checked against.
+pub static TWELVE_PLY_BOOK: OpeningBook = OpeningBook {
+    deep: BookLayer {
+        records: BOOK_12_PLY,
+    },
+    shallow: BookLayer { records: &[] },
+};
+
+impl OpeningBook {
+    /// Number of 12-disc positions stored.
+    pub fn len(&self) -> usize {
+        self.deep.len()
     }
 
-    /// The `index`-th stored position and its value in the solver's units (for checking the
-    /// book against the solver).
-    pub fn entry(&self, index: usize) -> Option<(Position, i32)> {
-        if index >= self.len() {
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of positions stored in the shallow layer.
+    pub fn shallow_len(&self) -> usize {
+        self.shallow.len()
+    }
+
+    /// Whether positions with `discs` discs may be in the book: a test cheap enough for every
+    /// node of the solver.
+    #[inline]
+    pub fn covers(&self, discs: u32) -> bool {
+        discs == BOOK_PLIES || (discs <= SHALLOW_PLIES && !self.shallow.records.is_empty())
+    }
+
+    /// The exact value of `pos` in the solver's units (Pons' score for the side to move), if
+    /// the book holds it: standard board, a covered disc count, and (at 12 discs) no immediate
+    /// win.
+    pub fn value(&self, g: &Geometry, pos: &Position) -> Option<i32> {
+        if !self.covers(pos.moves) || g.width != 7 || g.height != 6 {
             return None;
         }
-        let g = Geometry::standard();
-        let (key, raw) = self.record(index);
-        Some((decode_key(&g, key)?, solver_score(raw, &g)))
+        let raw = self.first_player_value(g, pos)?;
+        Some(solver_score(raw, pos.moves, g))
+    }
+
+    /// The stored value of `pos`, first player's side (the file's own form).
+    fn first_player_value(&self, g: &Geometry, pos: &Position) -> Option<i8> {
+        let (key, mirror) = (huffman_key(g, pos, false), huffman_key(g, pos, true));
+        if pos.moves == BOOK_PLIES {
+            self.deep.find(key).or_else(|| self.deep.find(mirror))
+        } else {
+            self.shallow.find(key.min(mirror))
+        }
+    }
+
+    /// The `index`-th stored 12-disc position and its value in the solver's units (for checking
+    /// the book against the solver).
+    pub fn entry(&self, index: usize) -> Option<(Position, i32)> {
+        layer_entry(&self.deep, index)
+    }
+
+    /// The `index`-th position of the shallow layer and its value in the solver's units.
+    pub fn shallow_entry(&self, index: usize) -> Option<(Position, i32)> {
+        layer_entry(&self.shallow, index)
     }
 }
 
-/// A book value (first player's side, `±(100 - plies)`) in the solver's units.
-fn solver_score(raw: i8, g: &Geometry) -> i32 {
+fn layer_entry(layer: &BookLayer, index: usize) -> Option<(Position, i32)> {
+    if index >= layer.len() {
+        return None;
+    }
+    let g = Geometry::standard();
+    let (key, raw) = layer.record(index);
+    let pos = decode_key(&g, key)?;
+    Some((pos, solver_score(raw, pos.moves, &g)))
+}
+
+/// A stored value (first player's side, `±(100 - plies)`) of a position with `discs` discs, in
+/// the solver's units (the side to move's).
+fn solver_score(raw: i8, discs: u32, g: &Geometry) -> i32 {
     if raw == 0 {
         return 0;
     }
+    // After an even number of plies the side to move is the first player.
+    let mover_wins = (raw > 0) == discs.is_multiple_of(2);
     let plies = 100 - (raw as i32).abs();
-    score_from_distance(raw > 0, plies as u32, BOOK_PLIES, g.cells())
+    score_from_distance(mover_wins, plies as u32, discs, g.cells())
 }
 
-/// The book key of `pos` (a 12-disc position of the standard board), or of its mirror image.
+/// The book key of `pos` (a position of the standard board with at most 12 discs), or of its
+/// mirror image.
 fn huffman_key(g: &Geometry, pos: &Position, mirrored: bool) -> i32 {
-    // After an even number of plies the side to move is the first player.
     let first = if pos.moves.is_multiple_of(2) {
         pos.current
     } else {
@@ -121,10 +201,13 @@ fn huffman_key(g: &Geometry, pos: &Position, mirrored: bool) -> i32 {
         // Close the column (a full one too).
         code <<= 1;
     }
-    (code << 1) as u32 as i32
+    // Left-align 2 bits a disc and one a column; the shift also writes the final `0`.
+    let bits = 2 * pos.moves + g.width;
+    (code << (32 - bits)) as u32 as i32
 }
 
-/// The position a book key stands for; `None` if the key is not a well-formed 12-disc board.
+/// The position a book key stands for; `None` if the key is not a well-formed board of at most
+/// 12 discs.
 fn decode_key(g: &Geometry, key: i32) -> Option<Position> {
     let code = key as u32;
     let mut bit = 31i32;
@@ -151,10 +234,19 @@ fn decode_key(g: &Geometry, key: i32) -> Option<Position> {
             row += 1;
         }
     }
-    (mask.count_ones() == BOOK_PLIES).then_some(Position {
-        current: first,
+    let moves = mask.count_ones();
+    if moves > BOOK_PLIES {
+        return None;
+    }
+    let current = if moves.is_multiple_of(2) {
+        first
+    } else {
+        mask ^ first
+    };
+    Some(Position {
+        current,
         mask,
-        moves: BOOK_PLIES,
+        moves,
     })
 }
 
@@ -171,38 +263,78 @@ mod tests {
         pos
     }
 
-    #[test]
-    fn keys_decode_to_the_positions_they_encode() {
-        let g = Geometry::standard();
-        let pos = position("243335424257");
-        assert_eq!(decode_key(&g, huffman_key(&g, &pos, false)), Some(pos));
+    fn layers() -> [&'static BookLayer; 2] {
+        [&STANDARD_BOOK.deep, &STANDARD_BOOK.shallow]
     }
 
     #[test]
-    fn the_book_is_sorted_by_key() {
-        let book = &STANDARD_BOOK;
-        assert_eq!(book.records.len() % RECORD_BYTES, 0);
-        assert!((1..book.len()).all(|i| book.record(i - 1).0 < book.record(i).0));
+    fn keys_decode_to_the_positions_they_encode() {
+        let g = Geometry::standard();
+        for moves in ["243335424257", "4455", "", "1", "7777776"] {
+            let pos = position(moves);
+            assert_eq!(
+                decode_key(&g, huffman_key(&g, &pos, false)),
+                Some(pos),
+                "{moves}"
+            );
+        }
+    }
+
+    #[test]
+    fn boards_with_different_disc_counts_have_different_keys() {
+        let g = Geometry::standard();
+        // A prefix of a longer code, padded with zeros, must not read as the longer board.
+        let (short, long) = (position("1"), position("11"));
+        assert_ne!(
+            huffman_key(&g, &short, false),
+            huffman_key(&g, &long, false)
+        );
+        assert_ne!(
+            huffman_key(&g, &position(""), false),
+            huffman_key(&g, &short, false)
+        );
+    }
+
+    #[test]
+    fn every_layer_is_sorted_by_key() {
+        for layer in layers() {
+            assert_eq!(layer.records.len() % RECORD_BYTES, 0);
+            assert!((1..layer.len()).all(|i| layer.record(i - 1).0 < layer.record(i).0));
+        }
     }
 
     #[test]
     fn every_stored_key_is_found() {
+        for layer in layers() {
+            assert!((0..layer.len()).all(|i| {
+                let (key, value) = layer.record(i);
+                layer.find(key) == Some(value)
+            }));
+        }
+    }
+
+    #[test]
+    fn every_stored_key_is_a_board_of_its_layers_disc_count() {
         let book = &STANDARD_BOOK;
-        assert!((0..book.len()).all(|i| {
-            let (key, value) = book.record(i);
-            book.find(key) == Some(value)
+        let step = book.len() / 1000;
+        assert!((0..book.len()).step_by(step).all(|i| {
+            book.entry(i)
+                .is_some_and(|(pos, _)| pos.moves == BOOK_PLIES)
+        }));
+        assert!((0..book.shallow_len()).all(|i| {
+            book.shallow_entry(i)
+                .is_some_and(|(pos, _)| pos.moves <= SHALLOW_PLIES)
         }));
     }
 
     #[test]
-    fn every_stored_key_is_a_twelve_disc_board() {
-        let book = &STANDARD_BOOK;
-        let step = book.len() / 1000;
-        assert!(
-            (0..book.len())
-                .step_by(step)
-                .all(|i| book.entry(i).is_some())
-        );
+    fn the_shallow_layer_stores_the_smaller_key_of_a_position_and_its_mirror() {
+        let g = Geometry::standard();
+        let layer = &STANDARD_BOOK.shallow;
+        assert!((0..layer.len()).all(|i| {
+            let (key, _) = layer.record(i);
+            decode_key(&g, key).is_some_and(|pos| key <= huffman_key(&g, &pos, true))
+        }));
     }
 
     /// `243335424257 12` is a line of Pons' Test_L1_R1: the side to move wins, score 12.
@@ -214,11 +346,28 @@ mod tests {
         assert_eq!(STANDARD_BOOK.value(&g, &mirror), Some(12));
     }
 
+    /// The empty board is a first-player win with the last disc (Pons' score 1); after the
+    /// first disc in columns 1..7 the second player, to move, scores 2, 1, 0, -1, 0, 1, 2.
     #[test]
-    fn only_twelve_disc_positions_of_the_standard_board_are_answered() {
+    fn the_shallow_layer_knows_the_solved_opening() {
+        let g = Geometry::standard();
+        assert_eq!(STANDARD_BOOK.value(&g, &position("")), Some(1));
+        let after_first: Vec<Option<i32>> = (1..=7)
+            .map(|col| STANDARD_BOOK.value(&g, &position(&col.to_string())))
+            .collect();
+        let expected = [2, 1, 0, -1, 0, 1, 2].map(Some);
+        assert_eq!(after_first, expected);
+    }
+
+    #[test]
+    fn only_covered_disc_counts_of_the_standard_board_are_answered() {
         let g = Geometry::standard();
         assert_eq!(STANDARD_BOOK.value(&g, &position("24333542425")), None);
+        assert_eq!(STANDARD_BOOK.value(&g, &position("123456712")), None);
+        assert!(STANDARD_BOOK.value(&g, &position("12345671")).is_some());
+        assert_eq!(TWELVE_PLY_BOOK.value(&g, &position("12345671")), None);
         let wide = Geometry::new(8, 6).expect("8 x 6 fits");
         assert_eq!(STANDARD_BOOK.value(&wide, &position("243335424257")), None);
+        assert_eq!(STANDARD_BOOK.value(&wide, &position("4455")), None);
     }
 }

@@ -1,7 +1,8 @@
 //! Connect-4: rules on bitboards, an exact solver, and a `think` that solves whenever it can.
 //!
 //! - [`position`]: the two-bitboard position and its bit tricks.
-//! - [`book`]: the opening book, exact values of every 12-disc position of the 7 x 6 board.
+//! - [`book`]: the opening book, exact values of every position of the 7 x 6 board with 12
+//!   discs or at most 8.
 //! - [`order`]: the solver's move sorter (threats created, centre first).
 //! - [`solver`]: the exact solver (null-window bisection, bounded table entries).
 //! - [`eval`]: the heuristic for the generic engine when the solver runs out of budget.
@@ -36,6 +37,10 @@ use solver::{Solver, distance_to_end, mix};
 /// Nodes the proven line may always cost, however fast the solve was (see
 /// [`Connect4::proven_line`]).
 const PV_MIN_NODES: u64 = 50_000;
+/// The same when the book answered: the line walks through the book almost free, and past its
+/// 12 discs each step is a solve of its own, so a bigger allowance mostly bought the time to
+/// fail one (about 50,000 nodes, 10-25 ms, on a book answer that took a microsecond).
+const BOOK_PV_MIN_NODES: u64 = 5_000;
 
 /// A Connect-4 game in progress: the board's shape and the position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -138,11 +143,17 @@ impl Connect4 {
     /// then, for each side in turn, a column keeping the value (the winner's fastest win, the
     /// loser's longest resistance, a draw's drawing move), until the game ends. Each step is a
     /// few null-window searches on a warm table, but a long drawn line is not free, so the line
-    /// may cost at most as many nodes again as the solve did (at least [`PV_MIN_NODES`]), and
+    /// may cost at most as many nodes again as the solve did (at least [`PV_MIN_NODES`], or
+    /// [`BOOK_PV_MIN_NODES`] after the book answered), and
     /// ends early, still proven as far as it goes, when that or another limit runs out.
     fn proven_line(&self, solver: &mut Solver<'_>, value: i32, first: u32) -> Vec<Move> {
         let g = self.geometry;
-        solver.allow_more_nodes(solver.nodes.max(PV_MIN_NODES));
+        let allowance = if solver.book_hits > 0 {
+            BOOK_PV_MIN_NODES
+        } else {
+            PV_MIN_NODES
+        };
+        solver.allow_more_nodes(solver.nodes.max(allowance));
         let mut line = vec![Move(first as u16)];
         let mut pos = self.position;
         let mut value = value;

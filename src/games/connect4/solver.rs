@@ -30,8 +30,9 @@
 //! - On the standard 7 x 6 board the node loop is compiled with the board's shape as constants
 //!   ([`super::position::Shape`]).
 //!
-//! - With an opening book attached, a node at the book's depth takes its exact value from the
-//!   book ([`super::book`]): a search from fewer discs then ends 12 plies in.
+//! - With an opening book attached, a node of a disc count the book covers (12, or at most 8)
+//!   takes its exact value from the book ([`super::book`]): a search from fewer discs then ends
+//!   at the book's 12-disc layer, or at once.
 //!
 //! The node loop allocates nothing and walks by copy-make of a 20-byte [`Position`]. Limits
 //! (deadline, node count, cancel flag) are polled every [`POLL_INTERVAL`] nodes; once one hits,
@@ -39,7 +40,7 @@
 
 use crate::engine::{Bound, Entry, Move, SearchLimits, StopReason, TableStats, TranspositionTable};
 
-use super::book::{BOOK_PLIES, OpeningBook};
+use super::book::OpeningBook;
 use super::order::{MAX_SCORE, MoveSorter};
 use super::position::{ColumnOrder, Geometry, MAX_WIDTH, Position, Shape, Standard};
 
@@ -165,7 +166,7 @@ impl<'a> Solver<'a> {
         }
     }
 
-    /// Answers every node at the book's depth from `book` instead of searching it (a book only
+    /// Answers every node the book covers from `book` instead of searching it (a book only
     /// answers the board shape it was made for; other shapes are searched as before).
     pub fn with_book(mut self, book: &'static OpeningBook) -> Self {
         self.book = Some(book);
@@ -411,8 +412,9 @@ impl<'a> Solver<'a> {
         if moves >= cells - 2 {
             return 0;
         }
-        if moves == BOOK_PLIES as i32
-            && let Some(value) = self.book.and_then(|book| book.value(&g, pos))
+        if let Some(book) = self.book
+            && book.covers(pos.moves)
+            && let Some(value) = book.value(&g, pos)
         {
             self.book_hits += 1;
             return value;

@@ -233,7 +233,10 @@ fn think_honours_a_cancel_flag() {
         cancel: Some(cancel),
         ..Default::default()
     };
-    let report = Connect4::new().think(&limits, SearchOptions::default(), &table);
+    // Past the opening book (which answers the empty board before the first poll): a line of
+    // Pons' Test_L1_R2, 14 discs.
+    let game = Connect4::from_moves("32751571231557").unwrap();
+    let report = game.think(&limits, SearchOptions::default(), &table);
     assert!(report.best_move.is_some());
     assert_eq!(report.stop_reason, StopReason::Cancelled);
 }
