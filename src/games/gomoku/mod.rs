@@ -661,10 +661,11 @@ impl BoardGame for Gomoku {
             }
             vct_nodes = threats.nodes();
         }
-        // Step 3. The engine, keeping back a fifth of the time (and an eighth of the nodes) for
-        // step 4: with the related-threat rule a clean check takes a few milliseconds. (The
-        // split was chosen with the old arena, whose figures engines' protocol faults
-        // flattered; it has not been re-measured.)
+        // Step 3. The engine, keeping back 30 % of the time (and an eighth of the nodes) for
+        // step 4. A clean check takes a few milliseconds, but when the chosen move loses, each
+        // alternative costs 2,000 to 25,000 threat nodes (up to 50 ms on a busy machine) and
+        // the safe one may be the sixth tried: with a fifth kept back the defence often ran out
+        // of time and played a move whose check was cut short.
         let threat_nodes = solver.nodes() + vct_nodes;
         let mut engine_limits = limits.clone();
         engine_limits.max_nodes = limits
@@ -673,7 +674,7 @@ impl BoardGame for Gomoku {
         if let Some(d) = deadline {
             let remaining = d.saturating_duration_since(Instant::now());
             engine_limits.deadline =
-                Some(crate::engine::Deadline(Instant::now() + remaining * 4 / 5));
+                Some(crate::engine::Deadline(Instant::now() + remaining * 7 / 10));
         }
         let mut report = if self.board.cells.len() > selective::SELECTIVE_MIN_CELLS {
             let mut report = search(
@@ -704,8 +705,10 @@ impl BoardGame for Gomoku {
             search(self, &engine_limits, options, table)
         };
         // Step 4. Defence: if the chosen move lets the opponent win by continuous fours or
-        // threats, take the first candidate that does not, trying the cells of the opponent's
-        // winning line first, then the rest in threat order.
+        // threats, or its check was cut short by the node cap (the opponent's threats are too
+        // many to rule out), look for a candidate shown safe, trying the cells of the
+        // opponent's winning line first, then the moves the main search preferred, then the
+        // rest in threat order. See [`Gomoku::defend`].
         let proven = report.proof.is_some_and(|p| p.outcome == Outcome::Win);
         let used_before_check = report.nodes + threat_nodes;
         let mut check = ThreatCheck {
@@ -735,42 +738,26 @@ impl BoardGame for Gomoku {
         let within_cap = |check: &ThreatCheck| {
             node_cap.is_none_or(|cap| check.vcf.nodes() + check.vct.nodes() < cap)
         };
-        if let (Some(best), false) = (report.best_move, proven)
-            && let Threat::Found(keys) = self.opponent_threat_after(best, &mut check)
-        {
-            // Order: the opponent's key cells, then the moves the main search preferred at
-            // its earlier depths (deepest first), then the rest by threat order.
-            let mut moves = Vec::new();
-            self.search_moves(&mut moves);
-            let preferred: Vec<Move> = report
-                .iterations
-                .iter()
-                .rev()
-                .map(|it| it.best_move)
-                .collect();
-            let rank = |m: &Move| {
-                if keys.contains(m) {
-                    0
-                } else {
-                    preferred
-                        .iter()
-                        .position(|p| p == m)
-                        .map_or(usize::MAX, |i| i + 1)
-                }
+        if let (Some(best), false) = (report.best_move, proven) {
+            let verdict = self.opponent_threat_after(best, &mut check);
+            let keys = match verdict {
+                Threat::Found(keys) => Some((keys, false)),
+                Threat::Unknown => Some((Vec::new(), true)),
+                Threat::None => None,
             };
-            moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
-            moves.sort_by_key(rank);
-            for &mv in moves.iter().filter(|&&m| m != best) {
-                if deadline.is_some_and(|d| Instant::now() >= d) || !within_cap(&check) {
-                    break;
-                }
-                // A move not shown to lose (even if a limit cut its check short) beats one
-                // that is.
-                if !matches!(self.opponent_threat_after(mv, &mut check), Threat::Found(_)) {
-                    report.best_move = Some(mv);
-                    report.pv = vec![mv];
-                    break;
-                }
+            if let Some((keys, best_unknown)) = keys
+                && let Some(mv) = self.defend(
+                    best,
+                    best_unknown,
+                    &keys,
+                    &report,
+                    &mut check,
+                    deadline,
+                    &within_cap,
+                )
+            {
+                report.best_move = Some(mv);
+                report.pv = vec![mv];
             }
         }
         report.nodes += check.vcf.nodes() + check.vct.nodes() + vct_nodes;
@@ -796,6 +783,10 @@ struct ThreatCheck {
     vcf_limits: vcf::VcfLimits,
     vct_limits: vct::VctLimits,
 }
+
+/// The VCT node cap of the defence's first pass over the alternatives (see
+/// [`Gomoku::defend`]).
+const QUICK_VCT_NODES: u64 = 6_000;
 
 /// Most nodes the root VCT may visit.
 const ROOT_VCT_NODES: u64 = 100_000;
@@ -861,6 +852,86 @@ impl Gomoku {
             None if check.vct.stopped() => Threat::Unknown,
             None => Threat::None,
         }
+    }
+
+    /// Step 4 of `think`: a replacement for `best`, whose check found an opponent's win by
+    /// threats (`keys`, the cells its line plays) or, when `best_unknown`, was cut short.
+    ///
+    /// A move shown safe is what the defence is for, so the candidates are checked in two
+    /// passes: first with a small VCT node cap ([`QUICK_VCT_NODES`]), which settles most moves
+    /// (a losing move's threat win, or a safe move's failure, is usually found in a few
+    /// thousand nodes), then the moves that pass left open with the full cap. Without the
+    /// first pass one move whose opponent has many threats could eat the whole cap and the
+    /// time, and the safe move behind it was never reached. A move whose check was cut short
+    /// both times is played only when `best` is shown to lose (a move not shown to lose beats
+    /// one that is), never in place of a `best` that was itself only unsure.
+    #[allow(clippy::too_many_arguments)]
+    fn defend(
+        &self,
+        best: Move,
+        best_unknown: bool,
+        keys: &[Move],
+        report: &SearchReport,
+        check: &mut ThreatCheck,
+        deadline: Option<Instant>,
+        within_cap: &dyn Fn(&ThreatCheck) -> bool,
+    ) -> Option<Move> {
+        // Order: the opponent's key cells, then the moves the main search preferred at
+        // its earlier depths (deepest first), then the rest by threat order.
+        let mut moves = Vec::new();
+        self.search_moves(&mut moves);
+        let preferred: Vec<Move> = report
+            .iterations
+            .iter()
+            .rev()
+            .map(|it| it.best_move)
+            .collect();
+        let rank = |m: &Move| {
+            if keys.contains(m) {
+                0
+            } else {
+                preferred
+                    .iter()
+                    .position(|p| p == m)
+                    .map_or(usize::MAX, |i| i + 1)
+            }
+        };
+        moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
+        moves.sort_by_key(rank);
+        moves.retain(|&m| m != best);
+        let full_cap = check.vct_limits.max_nodes;
+        let caps = [QUICK_VCT_NODES.min(full_cap), full_cap];
+        // Moves whose last check was cut short, in order.
+        let mut unsure: Vec<Move> = Vec::new();
+        let mut safe = None;
+        'passes: for (pass, &cap) in caps.iter().enumerate() {
+            if pass > 0 && cap == caps[0] {
+                break;
+            }
+            check.vct_limits.max_nodes = cap;
+            let mut open = Vec::new();
+            for &mv in &moves {
+                if deadline.is_some_and(|d| Instant::now() >= d) || !within_cap(check) {
+                    break 'passes;
+                }
+                match self.opponent_threat_after(mv, check) {
+                    Threat::None => {
+                        safe = Some(mv);
+                        break 'passes;
+                    }
+                    Threat::Unknown => {
+                        open.push(mv);
+                        if !unsure.contains(&mv) {
+                            unsure.push(mv);
+                        }
+                    }
+                    Threat::Found(_) => unsure.retain(|&u| u != mv),
+                }
+            }
+            moves = open;
+        }
+        check.vct_limits.max_nodes = full_cap;
+        safe.or_else(|| unsure.first().copied().filter(|_| !best_unknown))
     }
 }
 
