@@ -144,6 +144,47 @@ impl Geometry {
         r & (self.board ^ mask)
     }
 
+    /// [`Geometry::winning_cells`] with the four directions in the four 64-bit lanes of one
+    /// AVX2 register: each lane shifts by its own amount (`vpsllvq`/`vpsrlvq`), so the whole
+    /// pattern costs about 20 instructions instead of about 70 (every scalar shift by a constant
+    /// also needs a register copy). The vertical lane only counts three stones below the cell,
+    /// as the scalar code does: its right shifts are by 64, which AVX2 defines as 0. Bit for
+    /// bit the same result as [`Geometry::winning_cells`] (see the test).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 (`is_x86_feature_detected!("avx2")`); code compiled with AVX2
+    /// enabled calls it safely.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub fn winning_cells_avx2(&self, stones: u64, mask: u64) -> u64 {
+        use std::arch::x86_64::{
+            _mm_cvtsi128_si64, _mm_or_si128, _mm_unpackhi_epi64, _mm256_and_si256,
+            _mm256_castsi256_si128, _mm256_extracti128_si256, _mm256_or_si256, _mm256_set1_epi64x,
+            _mm256_setr_epi64x, _mm256_sllv_epi64, _mm256_srlv_epi64,
+        };
+        // Lanes: vertical (shift 1), horizontal (h + 1), the two diagonals (h, h + 2).
+        let h = self.height as i64;
+        let (x, d1, d2) = (h + 1, h, h + 2);
+        let s = _mm256_set1_epi64x(stones as i64);
+        let l1 = _mm256_sllv_epi64(s, _mm256_setr_epi64x(1, x, d1, d2));
+        let l2 = _mm256_sllv_epi64(s, _mm256_setr_epi64x(2, 2 * x, 2 * d1, 2 * d2));
+        let l3 = _mm256_sllv_epi64(s, _mm256_setr_epi64x(3, 3 * x, 3 * d1, 3 * d2));
+        let r1 = _mm256_srlv_epi64(s, _mm256_setr_epi64x(64, x, d1, d2));
+        let r2 = _mm256_srlv_epi64(s, _mm256_setr_epi64x(64, 2 * x, 2 * d1, 2 * d2));
+        let r3 = _mm256_srlv_epi64(s, _mm256_setr_epi64x(64, 3 * x, 3 * d1, 3 * d2));
+        let below = _mm256_and_si256(l1, l2);
+        let above = _mm256_and_si256(r1, r2);
+        let r = _mm256_or_si256(
+            _mm256_or_si256(_mm256_and_si256(below, l3), _mm256_and_si256(below, r1)),
+            _mm256_or_si256(_mm256_and_si256(above, l1), _mm256_and_si256(above, r3)),
+        );
+        let folded = _mm_or_si128(_mm256_castsi256_si128(r), _mm256_extracti128_si256::<1>(r));
+        let folded = _mm_or_si128(folded, _mm_unpackhi_epi64(folded, folded));
+        (_mm_cvtsi128_si64(folded) as u64) & (self.board ^ mask)
+    }
+
     /// Whether `stones` hold four in a row somewhere.
     #[inline]
     pub fn has_four(&self, stones: u64) -> bool {
@@ -175,6 +216,9 @@ pub struct ColumnOrder {
     pub columns: [u32; MAX_WIDTH],
     /// The cells of each slot's column ([`Geometry::column_mask`]).
     pub masks: [u64; MAX_WIDTH],
+    /// The slot of each cell's column, by bit index (spare bits: 0, never asked): the
+    /// solver walks only the playable cells of a node, not every column.
+    pub slot_of_bit: [u8; 64],
 }
 
 impl ColumnOrder {
@@ -184,12 +228,22 @@ impl ColumnOrder {
     pub const fn of(g: &Geometry) -> ColumnOrder {
         let columns = g.centre_first_order();
         let mut masks = [0; MAX_WIDTH];
+        let mut slot_of_bit = [0; 64];
         let mut slot = 0;
         while slot < g.width as usize {
             masks[slot] = g.column_mask(columns[slot]);
+            let mut row = 0;
+            while row < g.height {
+                slot_of_bit[(columns[slot] * (g.height + 1) + row) as usize] = slot as u8;
+                row += 1;
+            }
             slot += 1;
         }
-        ColumnOrder { columns, masks }
+        ColumnOrder {
+            columns,
+            masks,
+            slot_of_bit,
+        }
     }
 }
 
@@ -368,6 +422,21 @@ mod tests {
     }
 
     #[test]
+    fn every_cell_maps_to_the_slot_of_its_column() {
+        for g in [Geometry::STANDARD, Geometry::new(8, 7).unwrap()] {
+            let order = ColumnOrder::of(&g);
+            for slot in 0..g.width as usize {
+                let mut cells = order.masks[slot];
+                while cells != 0 {
+                    let bit = cells.trailing_zeros();
+                    cells &= cells - 1;
+                    assert_eq!(order.slot_of_bit[bit as usize] as usize, slot);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_standard_constant_is_the_seven_by_six_geometry() {
         assert_eq!(Some(Geometry::STANDARD), Geometry::new(7, 6));
         assert_eq!(Geometry::STANDARD.board.count_ones(), 42);
@@ -410,6 +479,50 @@ mod tests {
         }
         assert_eq!(a.mask, b.mask);
         assert_ne!(a.key(), b.key());
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_winning_cells_equal_the_scalar_ones() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        // Random legal games on every board shape the solver takes a vector of, checked after
+        // each ply for both sides and for each playable cell added (what the solver asks).
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (width, height) in [(7, 6), (4, 4), (8, 7), (12, 4), (4, 12), (6, 9)] {
+            let g = Geometry::new(width, height).unwrap();
+            for _ in 0..40 {
+                let mut p = Position::default();
+                while p.moves < g.cells() {
+                    for stones in [p.current, p.opponent()] {
+                        let mut cells = p.playable(&g);
+                        while cells != 0 {
+                            let cell = cells & cells.wrapping_neg();
+                            cells ^= cell;
+                            let (s, m) = (stones | cell, p.mask | cell);
+                            // SAFETY: the CPU reported AVX2 above.
+                            let fast = unsafe { g.winning_cells_avx2(s, m) };
+                            assert_eq!(fast, g.winning_cells(s, m), "{width}x{height} {p:?}");
+                        }
+                    }
+                    let playable = p.playable(&g);
+                    let col = loop {
+                        let col = (next() % width as u64) as u32;
+                        if playable & g.column_mask(col) != 0 {
+                            break col;
+                        }
+                    };
+                    p.play_column(&g, col);
+                }
+            }
+        }
     }
 
     #[test]

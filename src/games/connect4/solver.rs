@@ -18,7 +18,9 @@
 //! - A move leaving two playable threats (or one with another right above it) wins in three
 //!   plies, the fastest win left: the node returns at once, without searching it.
 //! - Moves are ordered by the table's best move, then threats created, then whether they
-//!   leave our own threats standing (not played right under one), then centre first.
+//!   leave our own threats standing (not played right under one), then centre first. The
+//!   table's move is searched before the other moves' threats are even computed: it usually
+//!   cuts off again, and their threats are most of a node's work.
 //! - One transposition table (the engine's, shared by all requests) carries results across the
 //!   null-window probes. Each solver entry holds both a lower and an upper bound (Pons keeps only
 //!   one), packed in the entry's score field; a probe narrows the window from both sides. The
@@ -28,7 +30,8 @@
 //!   raise alpha. Solver keys are tagged before mixing so they never meet the generic search's
 //!   keys ([`solver_key`]). Early in the game a position and its mirror share one entry.
 //! - On the standard 7 x 6 board the node loop is compiled with the board's shape as constants
-//!   ([`super::position::Shape`]).
+//!   ([`super::position::Shape`]), and on CPUs with AVX2 a second time with a move's threats
+//!   in the four directions computed side by side in one vector register.
 //!
 //! - With an opening book attached, a node of a disc count the book covers (12, or at most 8)
 //!   takes its exact value from the book ([`super::book`]): a search from fewer discs then ends
@@ -41,7 +44,7 @@
 use crate::engine::{Bound, Entry, Move, SearchLimits, StopReason, TableStats, TranspositionTable};
 
 use super::book::OpeningBook;
-use super::order::{MAX_SCORE, MoveSorter};
+use super::order::MoveSorter;
 use super::position::{ColumnOrder, Geometry, MAX_WIDTH, Position, Shape, Standard};
 
 /// Nodes between two polls of the clock and the cancel flag.
@@ -143,9 +146,34 @@ pub struct Solver<'a> {
     book: Option<&'static OpeningBook>,
     /// Nodes answered by the book.
     pub book_hits: u64,
-    /// Whether the CPU has the `popcnt` instruction ([`Solver::negamax_popcnt`]).
+    /// The instructions the CPU has beyond the baseline: which node function runs
+    /// ([`BASELINE`], [`POPCNT`] or [`AVX2`]).
+    level: u8,
+}
+
+/// Node function levels, by the instructions the CPU has: the baseline x86-64 (or another
+/// architecture) ...
+const BASELINE: u8 = 0;
+/// ... `popcnt` (nearly every x86-64 CPU since 2008) ...
+const POPCNT: u8 = 1;
+/// ... and AVX2 with `popcnt` (since 2013-2015), where a move's threats take one vector
+/// computation ([`Geometry::winning_cells_avx2`]).
+const AVX2: u8 = 2;
+
+/// The best node function level this CPU runs.
+fn cpu_level() -> u8 {
     #[cfg(target_arch = "x86_64")]
-    popcnt: bool,
+    {
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt")
+        {
+            return AVX2;
+        }
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            return POPCNT;
+        }
+    }
+    BASELINE
 }
 
 impl<'a> Solver<'a> {
@@ -161,8 +189,7 @@ impl<'a> Solver<'a> {
             stats: TableStats::default(),
             book: None,
             book_hits: 0,
-            #[cfg(target_arch = "x86_64")]
-            popcnt: std::arch::is_x86_feature_detected!("popcnt"),
+            level: cpu_level(),
         }
     }
 
@@ -299,13 +326,26 @@ impl<'a> Solver<'a> {
     }
 
     /// [`Solver::negamax`] compiled for the board at hand: the standard board's constants, or
-    /// this solver's run-time geometry; with the CPU's `popcnt` instruction where it has one.
+    /// this solver's run-time geometry; with the CPU's `popcnt` and AVX2 instructions where it
+    /// has them.
     fn search(&mut self, pos: &Position, alpha: i32, beta: i32) -> i32 {
         let threats = pos.opponent_winning_cells(&self.g);
         let own = pos.own_winning_cells(&self.g);
         #[cfg(target_arch = "x86_64")]
-        if self.popcnt {
-            // SAFETY: `popcnt` is set only when the CPU reports the instruction.
+        if self.level == AVX2 {
+            // SAFETY: the level is AVX2 only when the CPU reports AVX2 and `popcnt`.
+            return unsafe {
+                if self.g == Geometry::STANDARD {
+                    self.negamax_avx2(Standard, pos, own, threats, alpha, beta)
+                } else {
+                    let g = self.g;
+                    self.negamax_avx2(g, pos, own, threats, alpha, beta)
+                }
+            };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.level == POPCNT {
+            // SAFETY: the level is POPCNT only when the CPU reports the instruction.
             return unsafe {
                 if self.g == Geometry::STANDARD {
                     self.negamax_popcnt(Standard, pos, own, threats, alpha, beta)
@@ -334,7 +374,7 @@ impl<'a> Solver<'a> {
         alpha: i32,
         beta: i32,
     ) -> i32 {
-        self.node::<S, false>(shape, pos, own, threats, alpha, beta)
+        self.node::<S, BASELINE>(shape, pos, own, threats, alpha, beta)
     }
 
     /// The node function compiled with the `popcnt` instruction (nearly every x86-64 CPU since
@@ -351,12 +391,29 @@ impl<'a> Solver<'a> {
         alpha: i32,
         beta: i32,
     ) -> i32 {
-        self.node::<S, true>(shape, pos, own, threats, alpha, beta)
+        self.node::<S, POPCNT>(shape, pos, own, threats, alpha, beta)
+    }
+
+    /// The node function compiled with AVX2 (and `popcnt`): a move's threats in the four
+    /// directions are computed side by side in one vector register
+    /// ([`Geometry::winning_cells_avx2`]), about a third of the scalar instructions.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,popcnt")]
+    fn negamax_avx2<S: Shape>(
+        &mut self,
+        shape: S,
+        pos: &Position,
+        own: u64,
+        threats: u64,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        self.node::<S, AVX2>(shape, pos, own, threats, alpha, beta)
     }
 
     /// A child's value, by the same node function as this node's.
     #[inline(always)]
-    fn child<S: Shape, const POPCNT: bool>(
+    fn child<S: Shape, const LEVEL: u8>(
         &mut self,
         shape: S,
         pos: &Position,
@@ -366,12 +423,30 @@ impl<'a> Solver<'a> {
         beta: i32,
     ) -> i32 {
         #[cfg(target_arch = "x86_64")]
-        if POPCNT {
-            // SAFETY: `node::<_, true>` only runs inside `negamax_popcnt`, which `search`
+        if LEVEL == AVX2 {
+            // SAFETY: `node::<_, AVX2>` only runs inside `negamax_avx2`, which `search` enters
+            // only when the CPU has AVX2 and `popcnt`.
+            return unsafe { self.negamax_avx2(shape, pos, own, threats, alpha, beta) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if LEVEL == POPCNT {
+            // SAFETY: `node::<_, POPCNT>` only runs inside `negamax_popcnt`, which `search`
             // enters only when the CPU has `popcnt`.
             return unsafe { self.negamax_popcnt(shape, pos, own, threats, alpha, beta) };
         }
         self.negamax(shape, pos, own, threats, alpha, beta)
+    }
+
+    /// The cells `stones` would win at on a board filled as `mask`, by the node function's
+    /// level: [`Geometry::winning_cells`], or its AVX2 form.
+    #[inline(always)]
+    fn winning_cells<const LEVEL: u8>(g: &Geometry, stones: u64, mask: u64) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if LEVEL == AVX2 {
+            // SAFETY: as in `child`: with this level the caller runs inside `negamax_avx2`.
+            return unsafe { g.winning_cells_avx2(stones, mask) };
+        }
+        g.winning_cells(stones, mask)
     }
 
     /// Negamax alpha-beta, fail-soft, on a position where the side to move cannot win at once
@@ -379,13 +454,10 @@ impl<'a> Solver<'a> {
     /// bound on the same side of the window as the value. `shape` is `self.g`, possibly as
     /// compile-time constants; `own_wins` and `opponent_wins` are `pos.own_winning_cells()`
     /// and `pos.opponent_winning_cells()`, which the parent knows already (the opponent's are
-    /// the threats its move left, ours were its opponent's); `POPCNT` says which node function
+    /// the threats its move left, ours were its opponent's); `LEVEL` says which node function
     /// searches the children (always the one this body is inlined into).
-    // A slot indexes the order's masks and columns and the threats, and names the move in the
-    // sorter: a plain index reads best.
-    #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    fn node<S: Shape, const POPCNT: bool>(
+    fn node<S: Shape, const LEVEL: u8>(
         &mut self,
         shape: S,
         pos: &Position,
@@ -461,28 +533,72 @@ impl<'a> Solver<'a> {
         // worth at least `-alpha` cannot raise alpha, so it is not searched at all (dropping it
         // keeps the fail-low result, alpha, a true upper bound). The lookups of all children are
         // independent loads, so their cache misses overlap, and the child searched next finds
-        // its entry already in cache.
-        let etc = !stored_here && moves % 2 != TABLE_PARITY && empty > TABLE_MIN_EMPTY;
+        // its entry already in cache. With a single move there is nothing to look up: the
+        // child reads the same entry itself on entry.
+        let etc = !stored_here
+            && moves % 2 != TABLE_PARITY
+            && empty > TABLE_MIN_EMPTY
+            && candidates & (candidates - 1) != 0;
         let order = shape.order(&self.order);
+        let mut best_column = NO_COLUMN;
+        // The moves not searched yet.
+        let mut remaining = candidates;
+
+        // Step 5a. The table's move first, before the other moves' threats are computed: it
+        // usually cuts off again, and then their threats (most of a node's work) are not needed.
+        if table_column != NO_COLUMN {
+            debug_assert!(stored_here, "only stored nodes read a move from the table");
+            let cell = candidates & g.column_mask(table_column);
+            if cell != 0 {
+                let col = table_column;
+                let after = pos.mask | cell;
+                let threats = Self::winning_cells::<LEVEL>(&g, pos.current | cell, after);
+                if wins_in_three(&g, threats, after) {
+                    let win_in_three = (cells - 1 - moves) / 2;
+                    self.store(&g, key, win_in_three, win_in_three, col, mirrored, empty);
+                    return win_in_three;
+                }
+                let mut child = *pos;
+                child.play(cell);
+                let score = -self.child::<S, LEVEL>(
+                    shape,
+                    &child,
+                    opponent_wins & !cell,
+                    threats,
+                    -beta,
+                    -alpha,
+                );
+                if self.stopped.is_some() {
+                    return 0;
+                }
+                if score >= beta {
+                    self.store(&g, key, score, upper, col, mirrored, empty);
+                    return score;
+                }
+                if score > alpha {
+                    alpha = score;
+                    best_column = col;
+                }
+                remaining &= !cell;
+            }
+        }
+
+        // Step 5b. The other moves.
         let mut sorter = MoveSorter::new();
         // Each move's threats, by slot: the child's `opponent_wins`, so no node computes them twice.
         let mut threats_after = [0u64; MAX_WIDTH];
-        for slot in 0..g.width as usize {
-            let cell = candidates & order.masks[slot];
-            if cell == 0 {
-                continue;
-            }
+        // Only the moves' cells are visited (lowest bit first); the sorter restores the
+        // centre-first order among equals.
+        let mut unvisited = remaining;
+        while unvisited != 0 {
+            let cell = unvisited & unvisited.wrapping_neg();
+            unvisited ^= cell;
+            let slot = order.slot_of_bit[cell.trailing_zeros() as usize & 63] as usize;
             let col = order.columns[slot];
-            // The threats the move leaves: its ordering score, and a win-in-three test. A move
-            // leaving two playable threats, or a playable threat with another right above it,
-            // wins on our next move whatever the opponent does (it cannot win first: the move is
-            // non-losing). That is the fastest win still possible, so the value is exact.
+            // The threats the move leaves: its ordering score, and a win-in-three test.
             let after = pos.mask | cell;
-            let threats = g.winning_cells(pos.current | cell, after);
-            let playable_threats = threats & ((after + g.bottom) & g.board);
-            if playable_threats & playable_threats.wrapping_sub(1) != 0
-                || playable_threats & (threats >> 1) != 0
-            {
+            let threats = Self::winning_cells::<LEVEL>(&g, pos.current | cell, after);
+            if wins_in_three(&g, threats, after) {
                 let win_in_three = (cells - 1 - moves) / 2;
                 if stored_here {
                     self.store(&g, key, win_in_three, win_in_three, col, mirrored, empty);
@@ -510,25 +626,20 @@ impl<'a> Solver<'a> {
                     }
                 }
             }
-            let score = if col == table_column {
-                MAX_SCORE
-            } else {
-                // Threats first; among equals, not under one of our own threats, which the
-                // opponent's reply would kill (after BitBully: 9-14 % fewer nodes on Pons' sets).
-                2 * threats.count_ones() + (own_wins & (cell << 1) == 0) as u32
-            };
+            // Threats first; among equals, not under one of our own threats, which the
+            // opponent's reply would kill (after BitBully: 9-14 % fewer nodes on Pons' sets).
+            let score = 2 * threats.count_ones() + (own_wins & (cell << 1) == 0) as u32;
             threats_after[slot] = threats;
             sorter.add(slot, score);
         }
 
         // Step 6. Search them, best-ordered first.
-        let mut best_column = NO_COLUMN;
         while let Some(slot) = sorter.pop() {
-            let cell = candidates & order.masks[slot];
+            let cell = remaining & order.masks[slot];
             let col = order.columns[slot];
             let mut child = *pos;
             child.play(cell);
-            let score = -self.child::<S, POPCNT>(
+            let score = -self.child::<S, LEVEL>(
                 shape,
                 &child,
                 opponent_wins & !cell,
@@ -614,6 +725,17 @@ impl<'a> Solver<'a> {
             },
         );
     }
+}
+
+/// Whether a move leaving `threats` (its player's winning cells, the board filled as `after`)
+/// wins in three plies: two playable threats, or a playable threat with another right above
+/// it. The opponent cannot stop both, and cannot win first (the move is non-losing): the
+/// fastest win still possible, so the value is exact.
+#[inline(always)]
+fn wins_in_three(g: &Geometry, threats: u64, after: u64) -> bool {
+    let playable_threats = threats & ((after + g.bottom) & g.board);
+    playable_threats & playable_threats.wrapping_sub(1) != 0
+        || playable_threats & (threats >> 1) != 0
 }
 
 /// The table key of `pos`, and whether it is its mirror image's key. Early in the game a
