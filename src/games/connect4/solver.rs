@@ -781,4 +781,61 @@ mod tests {
             }
         }
     }
+
+    fn solve_at_level(
+        g: Geometry,
+        moves: &str,
+        level: u8,
+        table: &TranspositionTable,
+    ) -> (i32, u64) {
+        let mut pos = Position::default();
+        for ch in moves.bytes() {
+            pos.play_column(&g, u32::from(ch - b'1'));
+        }
+        table.clear();
+        let mut solver = Solver::new(g, table, SearchLimits::default());
+        solver.level = level;
+        let value = solver.solve(&pos).expect("no limits");
+        (value, solver.nodes)
+    }
+
+    /// The node function levels differ in instructions only: same values, same node counts.
+    /// On a CPU with AVX2 the service never runs the baseline and `popcnt` levels, so this is
+    /// where they are exercised, on the standard board and on a run-time geometry.
+    #[test]
+    fn every_node_function_level_the_cpu_runs_solves_alike() {
+        let table = TranspositionTable::with_megabytes(4);
+        let levels: Vec<u8> = [BASELINE, POPCNT, AVX2]
+            .into_iter()
+            .filter(|&level| level <= cpu_level())
+            .collect();
+        let standard = include_str!("../../../tests/data/connect4/Test_L2_R2");
+        for line in standard.lines().take(25) {
+            let (moves, score) = line.split_once(' ').expect("moves, then the score");
+            let expected: i32 = score.parse().expect("a score");
+            let results: Vec<(i32, u64)> = levels
+                .iter()
+                .map(|&level| solve_at_level(Geometry::standard(), moves, level, &table))
+                .collect();
+            assert!(
+                results.iter().all(|&(value, _)| value == expected),
+                "{line}: {results:?}"
+            );
+            assert!(
+                results.windows(2).all(|w| w[0] == w[1]),
+                "{line}: {results:?}"
+            );
+        }
+        let small = Geometry::new(5, 4).expect("5 x 4 fits");
+        for moves in ["", "3", "33", "2345", "1155"] {
+            let results: Vec<(i32, u64)> = levels
+                .iter()
+                .map(|&level| solve_at_level(small, moves, level, &table))
+                .collect();
+            assert!(
+                results.windows(2).all(|w| w[0] == w[1]),
+                "{moves}: {results:?}"
+            );
+        }
+    }
 }
