@@ -64,6 +64,19 @@ pub const STANDARD_LEVELS: LevelTable = [
     (6, 1.00, 0.1, 0.012),
 ];
 
+/// `table` with its depth caps replaced by `caps` (level 1 first), every level's share,
+/// temperature and blunder rate kept: for a game whose search is cheap enough that the cap,
+/// not the budget, sets a level's depth.
+pub const fn with_depth_caps(table: LevelTable, caps: [u32; 9]) -> LevelTable {
+    let mut levels = table;
+    let mut i = 0;
+    while i < levels.len() {
+        levels[i].0 = caps[i];
+        i += 1;
+    }
+    levels
+}
+
 /// Whether every level of `table` is weaker than the next in every respect: no deeper, a
 /// smaller share of the budget (in (0, 1]), a higher temperature and a higher blunder rate.
 pub fn levels_in_order(table: &LevelTable) -> bool {

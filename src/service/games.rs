@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::skill::{LevelTable, STANDARD_LEVELS};
+use crate::engine::skill::{LevelTable, STANDARD_LEVELS, with_depth_caps};
 use crate::games::BoardGame;
 use crate::games::connect4::Connect4;
 use crate::games::gomoku::{self, Gomoku, GomokuRules, Overline};
@@ -302,17 +302,7 @@ impl ServedGame for Connect4 {
     /// The standard table with a ply more per level: a Connect-4 search is cheap, so the cap,
     /// not the budget, sets a level's depth, and two levels with the same cap were hardly apart
     /// (2 against 2 plies: 0.52 over 400 games; 3 against 3: 0.53).
-    const SKILL_LEVELS: LevelTable = [
-        (1, 0.04, 12.0, 0.60),
-        (2, 0.05, 3.0, 0.40),
-        (3, 0.065, 2.0, 0.27),
-        (4, 0.085, 1.2, 0.18),
-        (5, 0.11, 0.8, 0.12),
-        (6, 0.18, 0.5, 0.075),
-        (7, 0.30, 0.3, 0.045),
-        (8, 0.55, 0.2, 0.025),
-        (9, 1.00, 0.1, 0.012),
-    ];
+    const SKILL_LEVELS: LevelTable = with_depth_caps(STANDARD_LEVELS, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const DETERMINISTIC_NODES_PER_MS: u64 = 300;
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
