@@ -6,7 +6,8 @@
 //! drops a command that arrives within about 20 ms of its own move): nothing is sent within
 //! [`ExternalEngine::quiet`] of the engine's last line, and after `START` the arena waits for
 //! the engine to answer `ABOUT` before the first move. Chatter (`MESSAGE`, `DEBUG`, ...) is
-//! skipped; the last `MESSAGE` before a move is kept for its reported depth.
+//! skipped; the last `MESSAGE` before a move is kept for its reported depth and score (the
+//! score is how an engine judges openings for `--make-openings --judge`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -147,14 +148,57 @@ impl ExternalEngine {
     /// The depth the engine reported in its last `MESSAGE` before the move, if any: the token
     /// after the word `depth` (as in `depth 12` or Rapfi's `depth 9-17`).
     pub fn reported_depth(&self) -> Option<String> {
-        let message = self.last_message.as_ref()?;
-        let mut words = message.split(|c: char| c.is_whitespace() || c == ':' || c == '=');
-        words.find(|w| w.eq_ignore_ascii_case("depth"))?;
-        words
-            .find(|w| !w.is_empty())
-            .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
-            .map(|w| w.trim_end_matches(',').to_string())
+        let word = word_after(self.last_message.as_deref()?, &["depth"])?;
+        word.starts_with(|c: char| c.is_ascii_digit())
+            .then(|| word.to_string())
     }
+
+    /// The score the engine reported in its last `MESSAGE` before the move, for the side it
+    /// moved for: the whole number after the word `eval` (Rapfi's `Eval 43`) or `score`
+    /// (kibitz's `score -24`). A mate notation (`+M9`) or no number is `None`.
+    pub fn reported_score(&self) -> Option<i32> {
+        word_after(self.last_message.as_deref()?, &["eval", "score"])?
+            .parse()
+            .ok()
+    }
+
+    /// Asks the engine, freshly started with `START`, for its score of the position reached by
+    /// `stones` (black first) after `ms` of thought: the judge of
+    /// [`make_balanced_openings`](super::make_balanced_openings) when the judge is an engine.
+    pub fn judge(
+        &mut self,
+        size: usize,
+        stones: &[(usize, usize)],
+        ms: u64,
+    ) -> Result<Option<i32>, EngineFault> {
+        self.send(&format!("START {size}"))?;
+        let ok = self.reply(Duration::from_secs(30))?;
+        if !ok.eq_ignore_ascii_case("OK") {
+            return Err(EngineFault::Protocol(format!("answered '{ok}' to START")));
+        }
+        self.send(&format!("INFO timeout_turn {ms}"))?;
+        self.send("INFO max_memory 134217728")?;
+        self.send("BOARD")?;
+        // 1 marks the stones of the side to move (the engine's own).
+        let mine = stones.len() % 2;
+        for (i, (x, y)) in stones.iter().enumerate() {
+            let who = if i % 2 == mine { 1 } else { 2 };
+            self.send(&format!("{x},{y},{who}"))?;
+        }
+        self.send("DONE")?;
+        self.move_reply(Duration::from_millis(ms * 5 + 5_000))?;
+        Ok(self.reported_score())
+    }
+}
+
+/// The word after the first of `keys` (any case) in an engine's `MESSAGE` line, without a
+/// trailing comma.
+fn word_after<'m>(message: &'m str, keys: &[&str]) -> Option<&'m str> {
+    let mut words = message.split(|c: char| c.is_whitespace() || c == ':' || c == '=');
+    words.find(|w| keys.iter().any(|k| w.eq_ignore_ascii_case(k)))?;
+    words
+        .find(|w| !w.is_empty())
+        .map(|w| w.trim_end_matches(','))
 }
 
 /// Parses a move line `x,y`.

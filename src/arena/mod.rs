@@ -39,7 +39,9 @@ use openings::{Opening, read_openings};
 use record::{Ending, GameRecord, MoveRecord};
 use referee::{Colour, Referee, RuleSet, Verdict};
 
-pub use openings::{BalanceTest, make_balanced_openings, parse_moves, play_moves};
+pub use openings::{
+    BalanceTest, Judge, kibitz_judge, make_balanced_openings, parse_moves, play_moves,
+};
 
 /// Options of `kibitz arena`.
 #[derive(clap::Args, Debug, Clone)]
@@ -92,6 +94,17 @@ pub struct ArenaArgs {
     /// Seed of `--make-openings`.
     #[arg(long, default_value_t = 2026)]
     pub seed: u64,
+    /// Who judges `--make-openings`' candidates: `kibitz` or `external:<command>` (a piskvork
+    /// engine whose `MESSAGE` lines report `eval N` or `score N`, as Rapfi's and kibitz's do).
+    /// Choose a judge stronger than the engines the set will measure.
+    #[arg(long, default_value = "kibitz")]
+    pub judge: String,
+    /// Thinking time of the judge per candidate (ms).
+    #[arg(long, default_value_t = 300)]
+    pub judge_ms: u64,
+    /// Largest absolute score, in the judge's units, of a balanced opening.
+    #[arg(long, default_value_t = 150)]
+    pub max_score: i32,
 }
 
 impl ArenaArgs {
@@ -113,6 +126,9 @@ impl ArenaArgs {
             verbose: false,
             make_openings: None,
             seed: 2026,
+            judge: "kibitz".into(),
+            judge_ms: 300,
+            max_score: 150,
         }
     }
 
@@ -620,16 +636,45 @@ pub fn summary(args: &ArenaArgs, report: &MatchReport) -> String {
     )
 }
 
+/// `kibitz arena --make-openings N`: the openings file's lines, a header naming the command
+/// first (the judge is part of what "balanced" means).
+pub fn make_openings(args: &ArenaArgs) -> anyhow::Result<Vec<String>> {
+    let count = args.make_openings.unwrap_or(0);
+    let test = BalanceTest {
+        judge_ms: args.judge_ms,
+        max_score: args.max_score,
+        ..BalanceTest::default()
+    };
+    let openings = match args.judge.split_once(':') {
+        Some(("external", command)) => {
+            let mut engine = ExternalEngine::start(command, Duration::from_millis(args.quiet_ms))?;
+            let mut judge = |_: &Gomoku, stones: &[(usize, usize)], ms: u64| {
+                engine
+                    .judge(args.size, stones, ms)
+                    .map_err(|fault| anyhow::anyhow!("the judge failed: {fault}"))
+            };
+            make_balanced_openings(count, args.seed, args.size, test, &mut judge)?
+        }
+        _ if args.judge == "kibitz" => {
+            make_balanced_openings(count, args.seed, args.size, test, &mut kibitz_judge)?
+        }
+        _ => bail!(
+            "unknown judge '{}': use kibitz or external:<command>",
+            args.judge
+        ),
+    };
+    let header = format!(
+        "# {count} balanced openings made by `kibitz arena --make-openings {count} --seed {} --judge {} --judge-ms {} --max-score {}`",
+        args.seed, args.judge, args.judge_ms, args.max_score
+    );
+    Ok(std::iter::once(header).chain(openings).collect())
+}
+
 /// `kibitz arena`: plays the match (or makes openings), writes the records and prints the
 /// summary.
 pub fn run_arena(args: &ArenaArgs) -> anyhow::Result<()> {
-    if let Some(count) = args.make_openings {
-        let lines = make_balanced_openings(count, args.seed, args.size, BalanceTest::default())?;
-        println!(
-            "# {count} balanced openings made by `kibitz arena --make-openings {count} --seed {}`",
-            args.seed
-        );
-        for line in lines {
+    if args.make_openings.is_some() {
+        for line in make_openings(args)? {
             println!("{line}");
         }
         return Ok(());

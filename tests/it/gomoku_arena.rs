@@ -166,3 +166,82 @@ fn wilson_interval_brackets_the_score() {
     assert!(hi > 0.97 && hi < 0.99, "{hi}");
     assert_eq!(wilson_interval(0.0, 0.0), (0.0, 1.0));
 }
+
+/// A judge engine (a shell loop) that reports `Eval -20`, `Eval 500` and `Eval +M9` in turn
+/// for the positions it is shown, and moves 7,7.
+const ROTATING_JUDGE: &str = "external:sh -c 'n=0; while read -r line; do case $line in START*) echo OK;; DONE*) n=$((n+1)); case $((n % 3)) in 1) echo \"MESSAGE Depth 9 | Eval -20\";; 2) echo \"MESSAGE Depth 9 | Eval 500\";; 0) echo \"MESSAGE Depth 9 | Eval +M9\";; esac; echo 7,7;; esac; done'";
+
+fn judged_by(judge: &str, count: usize) -> Vec<String> {
+    kibitz::arena::make_openings(&ArenaArgs {
+        make_openings: Some(count),
+        judge: judge.into(),
+        judge_ms: 5,
+        max_score: 60,
+        quiet_ms: 1,
+        ..ArenaArgs::new("kibitz", "kibitz")
+    })
+    .expect("openings")
+}
+
+#[test]
+fn an_engine_judge_keeps_only_the_openings_it_scores_within_the_limit() {
+    let lines = judged_by(ROTATING_JUDGE, 2);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("# 2 balanced openings made by `kibitz arena --make-openings 2"));
+    assert!(lines[0].contains("--judge external:sh -c"), "{}", lines[0]);
+    // Candidates 1 and 4 were scored -20; 2 and 5 (+500) and 3 (a mate) were not balanced.
+    assert!(
+        lines[1].ends_with("(score -20 for the side to move, draw 1)"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].ends_with("(score -20 for the side to move, draw 4)"),
+        "{}",
+        lines[2]
+    );
+    let openings = parse_openings(&lines.join("\n"), 15).expect("the lines are an openings file");
+    assert!(openings.iter().all(|o| o.stones.len() == 5));
+}
+
+#[test]
+fn a_judge_that_fails_stops_the_openings_with_an_error() {
+    let made = kibitz::arena::make_openings(&ArenaArgs {
+        make_openings: Some(1),
+        judge: "external:true".into(),
+        judge_ms: 5,
+        quiet_ms: 1,
+        ..ArenaArgs::new("kibitz", "kibitz")
+    });
+    let error = made
+        .expect_err("an engine that exits is no judge")
+        .to_string();
+    assert!(error.contains("the judge failed"), "{error}");
+}
+
+#[test]
+fn kibitz_judges_the_openings_by_default() {
+    let lines = judged_by("kibitz", 1);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let score: i32 = lines[1]
+        .split("(score ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .expect("a score in the comment");
+    assert!(score.abs() <= 60, "{}", lines[1]);
+}
+
+#[test]
+fn an_unknown_judge_is_refused() {
+    let made = kibitz::arena::make_openings(&ArenaArgs {
+        make_openings: Some(1),
+        judge: "oracle".into(),
+        ..ArenaArgs::new("kibitz", "kibitz")
+    });
+    assert!(
+        made.expect_err("no such judge")
+            .to_string()
+            .contains("unknown judge 'oracle'")
+    );
+}
