@@ -153,6 +153,16 @@ impl ExternalEngine {
             .then(|| word.to_string())
     }
 
+    /// `START size`, answered `OK`: a new game on an empty board.
+    pub fn new_game(&mut self, size: usize) -> Result<(), EngineFault> {
+        self.send(&format!("START {size}"))?;
+        let ok = self.reply(Duration::from_secs(30))?;
+        if !ok.eq_ignore_ascii_case("OK") {
+            return Err(EngineFault::Protocol(format!("answered '{ok}' to START")));
+        }
+        Ok(())
+    }
+
     /// The score the engine reported in its last `MESSAGE` before the move, for the side it
     /// moved for: the whole number after the word `eval` (Rapfi's `Eval 43`) or `score`
     /// (kibitz's `score -24`). A mate notation (`+M9`) or no number is `None`.
@@ -171,11 +181,7 @@ impl ExternalEngine {
         stones: &[(usize, usize)],
         ms: u64,
     ) -> Result<Option<i32>, EngineFault> {
-        self.send(&format!("START {size}"))?;
-        let ok = self.reply(Duration::from_secs(30))?;
-        if !ok.eq_ignore_ascii_case("OK") {
-            return Err(EngineFault::Protocol(format!("answered '{ok}' to START")));
-        }
+        self.new_game(size)?;
         self.send(&format!("INFO timeout_turn {ms}"))?;
         self.send("INFO max_memory 134217728")?;
         self.send("BOARD")?;

@@ -208,11 +208,7 @@ impl Player {
     /// Prepares an external engine for a new game and waits until it answers.
     fn start(&mut self, args: &ArenaArgs) -> Result<(), EngineFault> {
         if let Player::External { engine, .. } = self {
-            engine.send(&format!("START {}", args.size))?;
-            let ok = engine.reply(Duration::from_secs(30))?;
-            if !ok.eq_ignore_ascii_case("OK") {
-                return Err(EngineFault::Protocol(format!("answered '{ok}' to START")));
-            }
+            engine.new_game(args.size)?;
             engine.send(&format!("INFO timeout_turn {}", args.ms))?;
             engine.send("INFO timeout_match 100000000")?;
             engine.send("INFO time_left 100000000")?;
