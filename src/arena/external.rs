@@ -181,6 +181,16 @@ impl ExternalEngine {
         stones: &[(usize, usize)],
         ms: u64,
     ) -> Result<Option<i32>, EngineFault> {
+        Ok(self.judge_with_move(size, stones, ms)?.1)
+    }
+
+    /// [`ExternalEngine::judge`] with the move the engine chose, `(x, y)`.
+    pub fn judge_with_move(
+        &mut self,
+        size: usize,
+        stones: &[(usize, usize)],
+        ms: u64,
+    ) -> Result<((usize, usize), Option<i32>), EngineFault> {
         self.new_game(size)?;
         self.send(&format!("INFO timeout_turn {ms}"))?;
         self.send("INFO max_memory 134217728")?;
@@ -192,8 +202,8 @@ impl ExternalEngine {
             self.send(&format!("{x},{y},{who}"))?;
         }
         self.send("DONE")?;
-        self.move_reply(Duration::from_millis(ms * 5 + 5_000))?;
-        Ok(self.reported_score())
+        let chosen = self.move_reply(Duration::from_millis(ms * 5 + 5_000))?;
+        Ok((chosen, self.reported_score()))
     }
 }
 

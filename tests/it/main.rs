@@ -12,7 +12,7 @@
 //! - `connect4_book`: the opening book agrees with the solver and answers the opening exactly.
 //! - `search_limits`: every limit is honoured.
 //! - `gomoku_rules`, `gomoku_tactics`, `gomoku_limits`, `gomoku_pbrain`, `gomoku_arena`,
-//!   `gomoku_renju`, `gomoku_defence`: gomoku.
+//!   `gomoku_renju`, `gomoku_defence`, `gomoku_evaluation`: gomoku.
 //! - `levels`: strength levels, seeds and deterministic answers through `POST /move`.
 //! - `service`: the HTTP contract, in process and over a socket.
 //! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
@@ -29,6 +29,7 @@ mod connect4_positions;
 mod game_review;
 mod gomoku_arena;
 mod gomoku_defence;
+mod gomoku_evaluation;
 mod gomoku_limits;
 mod gomoku_pbrain;
 mod gomoku_renju;

@@ -5,8 +5,8 @@
 //! `i` of the line at bit `i + OFFSET`, so the segment of `2H + 1` cells around any cell is one
 //! shift and mask away, with off-board cells reading as blocked. Placing or removing a stone
 //! refreshes the patterns of the empty cells within `H` of it along its four lines and nothing
-//! else, keeping per-side counts of each pattern level and of each cell shape (the evaluation's
-//! features) in step. Nothing here allocates after construction.
+//! else, keeping per-side counts of each pattern level, of each cell shape and of each level
+//! pair (the evaluation's features) in step. Nothing here allocates after construction.
 
 use std::sync::Arc;
 
@@ -38,6 +38,31 @@ pub const THREE_TWO: usize = 6;
 pub const DOUBLE_TWO: usize = 7;
 /// Number of shape classes (0 = nothing special).
 pub const COMBO_CLASSES: usize = 8;
+/// Number of level pairs: a cell's best and second-best levels (a >= b) for one side, at index
+/// `a * (a + 1) / 2 + b` ([`pair_index`]); 0 is a cell that makes nothing in any direction.
+pub const PAIR_CLASSES: usize = LEVELS * (LEVELS + 1) / 2;
+
+/// The index of the level pair `(best, second)` with `best >= second`.
+pub const fn pair_index(best: u8, second: u8) -> usize {
+    best as usize * (best as usize + 1) / 2 + second as usize
+}
+
+/// The level pair class of four levels packed three bits each (one side, one cell).
+const fn pair_of(key: usize) -> u8 {
+    let (mut best, mut second) = (0u8, 0u8);
+    let mut d = 0;
+    while d < 4 {
+        let level = ((key >> (3 * d)) & 7) as u8;
+        if level > best {
+            second = best;
+            best = level;
+        } else if level > second {
+            second = level;
+        }
+        d += 1;
+    }
+    pair_index(best, second) as u8
+}
 
 /// The shape class of four levels packed three bits each (one side, one cell).
 const fn shape_of(key: usize) -> u8 {
@@ -85,14 +110,25 @@ static SHAPES: [u8; 1 << 12] = {
     table
 };
 
-/// The shape class of the four levels `levels` (one side, one cell).
+/// `pair_of` for every packed key.
+static PAIRS: [u8; 1 << 12] = {
+    let mut table = [0u8; 1 << 12];
+    let mut key = 0;
+    while key < table.len() {
+        table[key] = pair_of(key);
+        key += 1;
+    }
+    table
+};
+
+/// The four levels `levels` (one side, one cell) packed three bits each: the key of `SHAPES`
+/// and `PAIRS`.
 #[inline]
-fn combo_class(levels: &[u8]) -> usize {
-    let key = levels[0] as usize
+fn packed(levels: &[u8]) -> usize {
+    levels[0] as usize
         | (levels[1] as usize) << 3
         | (levels[2] as usize) << 6
-        | (levels[3] as usize) << 9;
-    SHAPES[key] as usize
+        | (levels[3] as usize) << 9
 }
 
 /// What never changes during a game: sizes, the rules and which line each cell lies on.
@@ -203,6 +239,10 @@ pub struct Board {
     pub combo: Vec<[u8; 2]>,
     /// Per side and class: how many empty cells offer that shape.
     pub combo_count: [[u32; COMBO_CLASSES]; 2],
+    /// Per cell and side: the level pair class ([`pair_index`]; 0 for an occupied cell).
+    pub pair: Vec<[u8; 2]>,
+    /// Per side and pair class: how many empty cells have it (class 0 is not kept).
+    pub pair_count: [[u32; PAIR_CLASSES]; 2],
     /// Zobrist hash of the stones only (the side to move is added by the game).
     pub stone_hash: u64,
     pub stones: u32,
@@ -219,6 +259,8 @@ impl Board {
             near: vec![0; n],
             combo: vec![[0; 2]; n],
             combo_count: [[0; COMBO_CLASSES]; 2],
+            pair: vec![[0; 2]; n],
+            pair_count: [[0; PAIR_CLASSES]; 2],
             level_count: [[0; LEVELS]; 2],
             stone_hash: geo.salt,
             stones: 0,
@@ -241,9 +283,11 @@ impl Board {
     pub fn refresh_all(&mut self) {
         self.level_count = [[0; LEVELS]; 2];
         self.combo_count = [[0; COMBO_CLASSES]; 2];
+        self.pair_count = [[0; PAIR_CLASSES]; 2];
         for cell in 0..self.cells.len() {
             self.pattern[cell] = [NONE; 8];
             self.combo[cell] = [0; 2];
+            self.pair[cell] = [0; 2];
             if self.cells[cell] == 0 {
                 for d in 0..4 {
                     self.refresh(cell, d);
@@ -279,14 +323,27 @@ impl Board {
         let old = *slot;
         if old != level {
             *slot = level;
-            self.level_count[side][old as usize] -= 1;
-            self.level_count[side][level as usize] += 1;
-            let class = combo_class(&self.pattern[cell][side * 4..side * 4 + 4]);
+            // Wrapping: index 0 (nothing) goes below zero (empty cells are not counted there
+            // to begin with) and is never read; every count is exact modulo 2^32.
+            let counts = &mut self.level_count[side];
+            counts[old as usize] = counts[old as usize].wrapping_sub(1);
+            counts[level as usize] = counts[level as usize].wrapping_add(1);
+            let key = packed(&self.pattern[cell][side * 4..side * 4 + 4]);
+            let class = SHAPES[key] as usize;
             let old_class = self.combo[cell][side] as usize;
             if class != old_class {
                 self.combo[cell][side] = class as u8;
-                self.combo_count[side][old_class] -= 1;
-                self.combo_count[side][class] += 1;
+                let counts = &mut self.combo_count[side];
+                counts[old_class] = counts[old_class].wrapping_sub(1);
+                counts[class] = counts[class].wrapping_add(1);
+            }
+            let pair = PAIRS[key] as usize;
+            let old_pair = self.pair[cell][side] as usize;
+            if pair != old_pair {
+                self.pair[cell][side] = pair as u8;
+                let counts = &mut self.pair_count[side];
+                counts[old_pair] = counts[old_pair].wrapping_sub(1);
+                counts[pair] = counts[pair].wrapping_add(1);
             }
         }
     }

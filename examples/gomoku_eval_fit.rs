@@ -1,0 +1,434 @@
+//! Fitting gomoku's evaluation to a strong engine's judgement, in two steps.
+//!
+//! `cargo run --release --example gomoku_eval_fit -- label GAMES.txt... --judge CMD [--ms 100]
+//!  [--every 3] [--limit N] > LABELS.txt`
+//! samples positions from arena records (`kibitz arena --record`; every `--every`-th ply after
+//! the opening, each distinct position once) and asks a piskvork engine for its score of each
+//! (the side to move's view, from its `MESSAGE ... eval N` line, as `kibitz arena --judge`
+//! does). Positions the judge calls a mate, or does not score, are left out: forced wins belong
+//! to the threat search, not to the evaluation. Output lines:
+//! `score<TAB>x,y x,y ...<TAB>x,y` (the judge's score, the position, the judge's move).
+//!
+//! `cargo run --release --example gomoku_eval_fit -- fit LABELS.txt [--holdout 5]
+//!  [--scale 200] [--l2 0.0001]`
+//! fits the evaluation's weights ([`kibitz::games::gomoku::eval`]) by least squares in
+//! win-probability space: minimise the mean of (sigmoid(w.x / scale) - sigmoid(label / scale))^2
+//! over the features x of each position, with every `--holdout`-th position kept out to report
+//! the fit's error beside that of the weights in use. Prints the fitted weights as Rust.
+//!
+//! `cargo run --release --example gomoku_eval_fit -- order LABELS.txt [--holdout 5]`
+//! fits a quiet-position move order (the tables of [`kibitz::games::gomoku::policy`]) to the
+//! judge's moves: softmax regression over every candidate cell of each quiet position (no four
+//! or open three against the mover), reporting how often the judge's move ranks first, in the
+//! top 3, 8, 12 (the selective search's width) and 20 (its root width) under the threat order
+//! in use and under the fit, on the held-out positions.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use kibitz::arena::external::ExternalEngine;
+use kibitz::arena::openings::{parse_moves, play_moves};
+use kibitz::engine::{Game, Status};
+use kibitz::games::gomoku::eval::{self, FEATURES};
+use kibitz::games::gomoku::patterns::{FIVE, OPEN_FOUR};
+use kibitz::games::gomoku::policy::{self, ORDER_FEATURES, OrderWeights, THREAT_ORDER};
+use kibitz::games::gomoku::{Gomoku, GomokuRules};
+
+const SIZE: usize = 15;
+
+fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> anyhow::Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    match args.iter().position(|a| a == name) {
+        Some(i) => {
+            let text = args
+                .get(i + 1)
+                .with_context(|| format!("{name} needs a value"))?;
+            text.parse()
+                .map_err(|e| anyhow::anyhow!("{name} {text}: {e}"))
+        }
+        None => Ok(default),
+    }
+}
+
+/// The positional arguments: everything that is not a flag or a flag's value.
+fn files(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        if args[i].starts_with("--") {
+            i += 2;
+        } else {
+            out.push(args[i].clone());
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A recorded game: how many of its moves are the opening, and all its moves.
+type RecordedGame = (usize, Vec<(usize, usize)>);
+
+/// Every game of an arena record.
+fn recorded_games(text: &str) -> anyhow::Result<Vec<RecordedGame>> {
+    let mut games = Vec::new();
+    for game in text.split("[game ").skip(1) {
+        let opening = game
+            .lines()
+            .find_map(|l| l.strip_prefix("opening: "))
+            .map_or(Ok(Vec::new()), |l| parse_moves(l, SIZE))?;
+        if let Some(replay) = game.lines().find_map(|l| l.strip_prefix("replay: ")) {
+            games.push((opening.len(), parse_moves(replay, SIZE)?));
+        }
+    }
+    Ok(games)
+}
+
+fn label(args: &[String]) -> anyhow::Result<()> {
+    let judge: String = flag(args, "--judge", String::new())?;
+    if judge.is_empty() {
+        bail!("label needs --judge CMD (a piskvork engine)");
+    }
+    let ms: u64 = flag(args, "--ms", 100)?;
+    let every: usize = flag(args, "--every", 3)?;
+    let limit: usize = flag(args, "--limit", usize::MAX)?;
+    let mut engine = ExternalEngine::start(&judge, Duration::from_millis(30))?;
+    let mut seen = HashSet::new();
+    let mut labelled = 0;
+    for file in files(args) {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
+        for (opening, moves) in recorded_games(&text)? {
+            for plies in (opening..moves.len()).step_by(every.max(1)) {
+                if labelled >= limit {
+                    return Ok(());
+                }
+                let stones = &moves[..plies];
+                // A position is its two stone sets: the same stones in another order repeat it.
+                let mut key: Vec<(bool, (usize, usize))> = stones
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| (i % 2 == 0, s))
+                    .collect();
+                key.sort_unstable();
+                if !seen.insert(key) {
+                    continue;
+                }
+                let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
+                play_moves(&mut position, stones)?;
+                if position.status() != Status::Ongoing {
+                    continue;
+                }
+                let (chosen, score) = match engine.judge_with_move(SIZE, stones, ms) {
+                    Ok(answer) => answer,
+                    Err(fault) => {
+                        eprintln!("judge failed ({fault}); restarting it");
+                        engine = ExternalEngine::start(&judge, Duration::from_millis(30))?;
+                        continue;
+                    }
+                };
+                if let Some(score) = score {
+                    let text: Vec<String> =
+                        stones.iter().map(|(x, y)| format!("{x},{y}")).collect();
+                    println!("{score}\t{}\t{},{}", text.join(" "), chosen.0, chosen.1);
+                    labelled += 1;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+fn fit(args: &[String]) -> anyhow::Result<()> {
+    let holdout: usize = flag(args, "--holdout", 5)?;
+    let scale: f64 = flag(args, "--scale", 200.0)?;
+    let l2: f64 = flag(args, "--l2", 1e-4)?;
+    let max_label: f64 = flag(args, "--max-label", 3000.0)?;
+    let mut train = Vec::new();
+    let mut test = Vec::new();
+    for file in files(args) {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
+        for (n, line) in text.lines().enumerate() {
+            let mut fields = line.split('\t');
+            let (Some(score), Some(moves)) = (fields.next(), fields.next()) else {
+                continue;
+            };
+            let score: f64 = score.trim().parse()?;
+            if score.abs() > max_label {
+                continue;
+            }
+            let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
+            play_moves(&mut position, &parse_moves(moves, SIZE)?)?;
+            let features = eval::features(position.board(), position.side_to_move().index());
+            let x: Vec<f64> = features.iter().map(|&f| f as f64).collect();
+            let sample = (x, sigmoid(score / scale), position.evaluate() as f64);
+            if holdout > 0 && n % holdout == 0 {
+                test.push(sample);
+            } else {
+                train.push(sample);
+            }
+        }
+    }
+    if train.is_empty() {
+        bail!("no labelled positions");
+    }
+    // Feature scales, so that one learning rate suits counts of very different sizes.
+    let mut spread = vec![1.0f64; FEATURES];
+    for (j, s) in spread.iter_mut().enumerate() {
+        let mean_sq = train.iter().map(|(x, _, _)| x[j] * x[j]).sum::<f64>() / train.len() as f64;
+        *s = mean_sq.sqrt().max(1e-3);
+    }
+    // Adam on the mean squared error in probability space, in scaled coordinates.
+    let mut w = vec![0.0f64; FEATURES];
+    let (mut m, mut v) = (vec![0.0f64; FEATURES], vec![0.0f64; FEATURES]);
+    let (rate, b1, b2) = (0.01, 0.9, 0.999);
+    let error = |w: &[f64], data: &[(Vec<f64>, f64, f64)]| {
+        data.iter()
+            .map(|(x, y, _)| {
+                let z: f64 = x
+                    .iter()
+                    .zip(w)
+                    .zip(&spread)
+                    .map(|((a, b), s)| a / s * b)
+                    .sum();
+                (sigmoid(z) - y).powi(2)
+            })
+            .sum::<f64>()
+            / data.len() as f64
+    };
+    for step in 1..=3000 {
+        let mut grad = vec![0.0f64; FEATURES];
+        for (x, y, _) in &train {
+            let z: f64 = x
+                .iter()
+                .zip(&w)
+                .zip(&spread)
+                .map(|((a, b), s)| a / s * b)
+                .sum();
+            let p = sigmoid(z);
+            let g = 2.0 * (p - y) * p * (1.0 - p);
+            for j in 0..FEATURES {
+                grad[j] += g * x[j] / spread[j];
+            }
+        }
+        for j in 0..FEATURES {
+            let g = grad[j] / train.len() as f64 + l2 * w[j];
+            m[j] = b1 * m[j] + (1.0 - b1) * g;
+            v[j] = b2 * v[j] + (1.0 - b2) * g * g;
+            let mh = m[j] / (1.0 - b1.powi(step));
+            let vh = v[j] / (1.0 - b2.powi(step));
+            w[j] -= rate * mh / (vh.sqrt() + 1e-9);
+        }
+        if step % 500 == 0 {
+            eprintln!(
+                "step {step}: train {:.5} test {:.5}",
+                error(&w, &train),
+                error(&w, &test)
+            );
+        }
+    }
+    let weights: Vec<i32> = w
+        .iter()
+        .zip(&spread)
+        .map(|(b, s)| (b / s * scale * eval::WEIGHT_UNIT as f64).round() as i32)
+        .collect();
+    let in_use = |data: &[(Vec<f64>, f64, f64)]| {
+        data.iter()
+            .map(|(_, y, e)| (sigmoid(e / scale) - y).powi(2))
+            .sum::<f64>()
+            / data.len().max(1) as f64
+    };
+    let constant = |data: &[(Vec<f64>, f64, f64)]| {
+        let mean = train.iter().map(|(_, y, _)| y).sum::<f64>() / train.len() as f64;
+        data.iter().map(|(_, y, _)| (mean - y).powi(2)).sum::<f64>() / data.len().max(1) as f64
+    };
+    let rounded: Vec<f64> = weights
+        .iter()
+        .zip(&spread)
+        .map(|(&w, s)| w as f64 / (scale * eval::WEIGHT_UNIT as f64) * s)
+        .collect();
+    println!(
+        "positions: {} train, {} held out; held-out error: fit {:.5} (rounded {:.5}), \
+         weights in use {:.5} (full evaluation), constant {:.5}",
+        train.len(),
+        test.len(),
+        error(&w, &test),
+        error(&rounded, &test),
+        in_use(&test),
+        constant(&test)
+    );
+    println!("{}", eval::describe(&weights));
+    Ok(())
+}
+
+/// A labelled position for the move-order fit: every candidate's features, and which candidate
+/// the judge chose.
+struct Choice {
+    candidates: Vec<Vec<(usize, i32)>>,
+    chosen: usize,
+    /// Candidate scores under the threat order.
+    threat: Vec<i32>,
+}
+
+/// The rank (0 = first) of the chosen candidate under `scores` (ties count against it).
+fn rank(scores: &[i32], chosen: usize) -> usize {
+    scores.iter().filter(|&&s| s >= scores[chosen]).count() - 1
+}
+
+fn order(args: &[String]) -> anyhow::Result<()> {
+    let holdout: usize = flag(args, "--holdout", 5)?;
+    let l2: f64 = flag(args, "--l2", 1e-4)?;
+    let steps: i32 = flag(args, "--steps", 400)?;
+    let (mut train, mut test) = (Vec::new(), Vec::new());
+    let (mut outside, mut threatened) = (0, 0);
+    for file in files(args) {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
+        for (n, line) in text.lines().enumerate() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [_, moves, chosen] = fields[..] else {
+                continue;
+            };
+            let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
+            play_moves(&mut position, &parse_moves(moves, SIZE)?)?;
+            let Some(&(x, y)) = parse_moves(chosen, SIZE)?.first() else {
+                continue;
+            };
+            let mover = position.side_to_move().index();
+            let board = position.board();
+            // Only quiet positions (the selective search's cut): against a four or an open three
+            // every move the threat rules allow is searched.
+            let opp = &board.level_count[1 - mover];
+            if opp[FIVE as usize] > 0 || opp[OPEN_FOUR as usize] > 0 {
+                threatened += 1;
+                continue;
+            }
+            let target = y * SIZE + x;
+            let cells: Vec<usize> = (0..board.cells.len())
+                .filter(|&c| board.cells[c] == 0 && board.near[c] > 0)
+                .collect();
+            let Some(chosen) = cells.iter().position(|&c| c == target) else {
+                outside += 1;
+                continue;
+            };
+            let mut buffer = [(0usize, 0i32); 13];
+            let candidates = cells
+                .iter()
+                .map(|&c| {
+                    let k = policy::cell_features(board, c, mover, &mut buffer);
+                    buffer[..k].to_vec()
+                })
+                .collect();
+            let choice = Choice {
+                candidates,
+                chosen,
+                threat: cells
+                    .iter()
+                    .map(|&c| THREAT_ORDER.score(board, c, mover))
+                    .collect(),
+            };
+            if holdout > 0 && n % holdout == 0 {
+                test.push(choice);
+            } else {
+                train.push(choice);
+            }
+        }
+    }
+    if train.is_empty() {
+        bail!("no labelled positions with a judge's move");
+    }
+    // Softmax regression: maximise the log-probability of the judge's move among the candidates.
+    let mut w = vec![0.0f64; ORDER_FEATURES];
+    let (mut m, mut v) = (vec![0.0f64; ORDER_FEATURES], vec![0.0f64; ORDER_FEATURES]);
+    let (rate, b1, b2) = (0.05, 0.9, 0.999);
+    let dot = |w: &[f64], f: &[(usize, i32)]| f.iter().map(|&(i, c)| w[i] * c as f64).sum::<f64>();
+    let loss = |w: &[f64], data: &[Choice]| {
+        data.iter()
+            .map(|c| {
+                let z: Vec<f64> = c.candidates.iter().map(|f| dot(w, f)).collect();
+                let top = z.iter().cloned().fold(f64::MIN, f64::max);
+                let sum: f64 = z.iter().map(|x| (x - top).exp()).sum();
+                -(z[c.chosen] - top - sum.ln())
+            })
+            .sum::<f64>()
+            / data.len().max(1) as f64
+    };
+    for step in 1..=steps {
+        let mut grad = vec![0.0f64; ORDER_FEATURES];
+        for c in &train {
+            let z: Vec<f64> = c.candidates.iter().map(|f| dot(&w, f)).collect();
+            let top = z.iter().cloned().fold(f64::MIN, f64::max);
+            let e: Vec<f64> = z.iter().map(|x| (x - top).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            for (k, f) in c.candidates.iter().enumerate() {
+                let p = e[k] / sum - f64::from(u8::from(k == c.chosen));
+                for &(i, count) in f {
+                    grad[i] += p * count as f64;
+                }
+            }
+        }
+        for j in 0..ORDER_FEATURES {
+            let g = grad[j] / train.len() as f64 + l2 * w[j];
+            m[j] = b1 * m[j] + (1.0 - b1) * g;
+            v[j] = b2 * v[j] + (1.0 - b2) * g * g;
+            w[j] -= rate * (m[j] / (1.0 - b1.powi(step)))
+                / ((v[j] / (1.0 - b2.powi(step))).sqrt() + 1e-9);
+        }
+        if step % 100 == 0 {
+            eprintln!(
+                "step {step}: train {:.4} test {:.4}",
+                loss(&w, &train),
+                loss(&w, &test)
+            );
+        }
+    }
+    // Integer tables: 100 per unit of log-odds keeps the order and room for the threat bonuses.
+    let fitted: Vec<i32> = w.iter().map(|x| (x * 100.0).round() as i32).collect();
+    let fitted = OrderWeights::from_flat(&fitted);
+    let table = |name: &str, scores: &dyn Fn(&Choice) -> Vec<i32>| {
+        let ranks: Vec<usize> = test.iter().map(|c| rank(&scores(c), c.chosen)).collect();
+        let share = |k: usize| {
+            100.0 * ranks.iter().filter(|&&r| r < k).count() as f64 / ranks.len().max(1) as f64
+        };
+        println!(
+            "{name:>14}: judge's move first {:.1} %, in top 3 {:.1} %, top 8 {:.1} %, top 12 {:.1} %, top 20 {:.1} %",
+            share(1),
+            share(3),
+            share(8),
+            share(12),
+            share(20)
+        );
+    };
+    println!(
+        "positions: {} train, {} held out ({} threatened and {} with the judge's move outside          the candidates left out); held-out log-loss of the fit {:.4}",
+        train.len(),
+        test.len(),
+        threatened,
+        outside,
+        loss(&w, &test)
+    );
+    table("threat order", &|c| c.threat.clone());
+    let flat = fitted.flat();
+    table("fit", &|c| {
+        c.candidates
+            .iter()
+            .map(|f| f.iter().map(|&(i, n)| flat[i] * n).sum())
+            .collect()
+    });
+    println!("{}", fitted.describe("QUIET_ORDER"));
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("label") => label(&args[1..]),
+        Some("fit") => fit(&args[1..]),
+        Some("order") => order(&args[1..]),
+        _ => bail!("usage: gomoku_eval_fit label GAMES... --judge CMD | fit LABELS..."),
+    }
+}
