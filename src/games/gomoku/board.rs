@@ -99,30 +99,19 @@ const fn shape_of(key: usize) -> u8 {
     class as u8
 }
 
-/// `shape_of` for every packed key: the class is looked up on every pattern change.
-static SHAPES: [u8; 1 << 12] = {
-    let mut table = [0u8; 1 << 12];
+/// `(shape_of, pair_of)` for every packed key: both are looked up, at once, on every pattern
+/// change.
+static CLASSES: [(u8, u8); 1 << 12] = {
+    let mut table = [(0u8, 0u8); 1 << 12];
     let mut key = 0;
     while key < table.len() {
-        table[key] = shape_of(key);
+        table[key] = (shape_of(key), pair_of(key));
         key += 1;
     }
     table
 };
 
-/// `pair_of` for every packed key.
-static PAIRS: [u8; 1 << 12] = {
-    let mut table = [0u8; 1 << 12];
-    let mut key = 0;
-    while key < table.len() {
-        table[key] = pair_of(key);
-        key += 1;
-    }
-    table
-};
-
-/// The four levels `levels` (one side, one cell) packed three bits each: the key of `SHAPES`
-/// and `PAIRS`.
+/// The four levels `levels` (one side, one cell) packed three bits each: the key of `CLASSES`.
 #[inline]
 fn packed(levels: &[u8]) -> usize {
     levels[0] as usize
@@ -328,8 +317,8 @@ impl Board {
             let counts = &mut self.level_count[side];
             counts[old as usize] = counts[old as usize].wrapping_sub(1);
             counts[level as usize] = counts[level as usize].wrapping_add(1);
-            let key = packed(&self.pattern[cell][side * 4..side * 4 + 4]);
-            let class = SHAPES[key] as usize;
+            let (class, pair) = CLASSES[packed(&self.pattern[cell][side * 4..side * 4 + 4])];
+            let class = class as usize;
             let old_class = self.combo[cell][side] as usize;
             if class != old_class {
                 self.combo[cell][side] = class as u8;
@@ -337,7 +326,7 @@ impl Board {
                 counts[old_class] = counts[old_class].wrapping_sub(1);
                 counts[class] = counts[class].wrapping_add(1);
             }
-            let pair = PAIRS[key] as usize;
+            let pair = pair as usize;
             let old_pair = self.pair[cell][side] as usize;
             if pair != old_pair {
                 self.pair[cell][side] = pair as u8;

@@ -25,7 +25,7 @@ pub struct Weights {
     pub mover_level: [i32; LEVELS],
     /// The same for the opponent (usually negative).
     pub other_level: [i32; LEVELS],
-    /// Per shape class (see `board::combo_class`) of the side to move.
+    /// Per shape class (`board::DOUBLE_THREE` ... `board::DOUBLE_TWO`) of the side to move.
     pub mover_shape: [i32; COMBO_CLASSES],
     pub other_shape: [i32; COMBO_CLASSES],
     /// Per level pair (a cell's best and second-best levels, `board::pair_index`).

@@ -12,7 +12,6 @@
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
 //! - [`board`]: stones, line masks, incremental patterns, cell shapes and hash.
 //! - [`eval`]: the evaluation's weights (fitted to a strong engine's judgement).
-//! - [`policy`]: the move-ordering tables (threats first).
 //! - [`selective`]: the view of a position the main search uses on big boards (best moves only).
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
@@ -23,7 +22,6 @@ pub mod board;
 pub mod eval;
 pub mod patterns;
 pub mod pbrain;
-pub mod policy;
 pub mod renju;
 pub mod selective;
 pub mod vcf;
@@ -39,7 +37,7 @@ use crate::engine::{
 };
 
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
-use board::{Board, Geometry, SIDE_KEY};
+use board::{Board, COMBO_CLASSES, Geometry, SIDE_KEY};
 use patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
 
 /// Smallest and largest board side.
@@ -129,6 +127,15 @@ impl fmt::Debug for Gomoku {
         Ok(())
     }
 }
+
+/// Ordering weights of a cell by the best pattern it makes for the mover (attack) and for the
+/// opponent (defence, i.e. what playing there blocks).
+const ATTACK: [i32; 8] = [0, 2, 6, 10, 40, 60, 2_000, 100_000];
+const DEFENCE: [i32; 8] = [0, 1, 4, 6, 30, 40, 800, 50_000];
+/// Ordering weights of a cell by the shape class (`board::DOUBLE_THREE` ... `DOUBLE_TWO`) it
+/// makes for the mover and for the opponent.
+const SHAPE_ATTACK: [i32; COMBO_CLASSES] = [0, 500, 1_200, 1_500, 80, 120, 20, 20];
+const SHAPE_DEFENCE: [i32; COMBO_CLASSES] = [0, 350, 900, 1_000, 50, 80, 10, 10];
 
 impl Gomoku {
     /// The empty board of `rows` x `cols` under `rules`, X to move.
@@ -509,7 +516,17 @@ impl Game for Gomoku {
     }
 
     fn move_order_hint(&self, mv: Move) -> i32 {
-        policy::THREAT_ORDER.score(&self.board, mv.index(), self.to_move.index())
+        let cell = mv.index();
+        let me = self.to_move.index();
+        let pat = &self.board.pattern[cell];
+        let mut score = 0;
+        for d in 0..4 {
+            score += ATTACK[pat[me * 4 + d] as usize] + DEFENCE[pat[(1 - me) * 4 + d] as usize];
+        }
+        // Shapes across lines (double threats first) outrank single-line ones; taking the cell
+        // of the opponent's double threat comes just after making one of our own.
+        let shapes = self.board.combo[cell];
+        score + SHAPE_ATTACK[shapes[me] as usize] + SHAPE_DEFENCE[shapes[1 - me] as usize]
     }
 }
 
