@@ -1,20 +1,21 @@
 //! Fitting gomoku's evaluation to a strong engine's judgement, in two steps.
 //!
 //! `cargo run --release --example gomoku_eval_fit -- label GAMES.txt... --judge CMD [--ms 100]
-//!  [--every 3] [--limit N] > LABELS.txt`
-//! samples positions from arena records (`kibitz arena --record`; every `--every`-th ply after
-//! the opening, each distinct position once) and asks a piskvork engine for its score of each
-//! (the side to move's view, from its `MESSAGE ... eval N` line, as `kibitz arena --judge`
-//! does). Positions the judge calls a mate, or does not score, are left out: forced wins belong
+//!  [--every 3] [--offset 0] [--limit N] > LABELS.txt`
+//! samples positions from arena records (`kibitz arena --record`; every `--every`-th ply from
+//! `--offset` plies after the opening, each distinct position once) and asks a piskvork engine
+//! for its score of each (the side to move's view, from its `MESSAGE ... eval N` line, as
+//! `kibitz arena --judge` does). Positions the judge calls a mate, or does not score, are left out: forced wins belong
 //! to the threat search, not to the evaluation. Output lines:
 //! `score<TAB>x,y x,y ...<TAB>x,y` (the judge's score, the position, the judge's move).
 //!
 //! `cargo run --release --example gomoku_eval_fit -- fit LABELS.txt [--holdout 5]
-//!  [--scale 200] [--l2 0.0001]`
+//!  [--scale 200] [--l2 0.0001] [--transfer OTHER_LABELS.txt]`
 //! fits the evaluation's weights ([`kibitz::games::gomoku::eval`]) by least squares in
 //! win-probability space: minimise the mean of (sigmoid(w.x / scale) - sigmoid(label / scale))^2
 //! over the features x of each position, with every `--holdout`-th position kept out to report
-//! the fit's error beside that of the weights in use. Prints the fitted weights as Rust.
+//! the fit's error beside that of the weights in use, and, with `--transfer`, both errors on
+//! positions of games from other openings (none of them fitted). Prints the weights as Rust.
 //!
 //! `cargo run --release --example gomoku_eval_fit -- order LABELS.txt [--holdout 5]`
 //! fits a quiet-position move order to the judge's moves: softmax regression over every
@@ -96,6 +97,8 @@ fn label(args: &[String]) -> anyhow::Result<()> {
     }
     let ms: u64 = flag(args, "--ms", 100)?;
     let every: usize = flag(args, "--every", 3)?;
+    // A second pass with `--offset 1` labels the plies a first `--every 2` pass skipped.
+    let offset: usize = flag(args, "--offset", 0)?;
     let limit: usize = flag(args, "--limit", usize::MAX)?;
     let mut engine = ExternalEngine::start(&judge, Duration::from_millis(30))?;
     let mut seen = HashSet::new();
@@ -103,7 +106,7 @@ fn label(args: &[String]) -> anyhow::Result<()> {
     for file in files(args) {
         let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
         for (opening, moves) in recorded_games(&text)? {
-            for plies in (opening..moves.len()).step_by(every.max(1)) {
+            for plies in (opening + offset..moves.len()).step_by(every.max(1)) {
                 if labelled >= limit {
                     return Ok(());
                 }
@@ -185,9 +188,17 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
     let scale: f64 = flag(args, "--scale", 200.0)?;
     let l2: f64 = flag(args, "--l2", 1e-4)?;
     let max_label: f64 = flag(args, "--max-label", 3000.0)?;
+    // Positions from other openings than the fitted ones: held-out lines are neighbours of
+    // fitted ones in the same games, so only these show how the fit transfers.
+    let transfer_file: String = flag(args, "--transfer", String::new())?;
     let mut train = Vec::new();
     let mut test = Vec::new();
-    for file in files(args) {
+    let mut transfer = Vec::new();
+    let mut sources: Vec<(String, bool)> = files(args).into_iter().map(|f| (f, false)).collect();
+    if !transfer_file.is_empty() {
+        sources.push((transfer_file, true));
+    }
+    for (file, is_transfer) in sources {
         let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
         for (n, line) in text.lines().enumerate() {
             let mut fields = line.split('\t');
@@ -203,7 +214,9 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
             let features = eval::features(position.board(), position.side_to_move().index());
             let x: Vec<f64> = features.iter().map(|&f| f as f64).collect();
             let sample = (x, sigmoid(score / scale), position.evaluate() as f64);
-            if holdout > 0 && n % holdout == 0 {
+            if is_transfer {
+                transfer.push(sample);
+            } else if holdout > 0 && n % holdout == 0 {
                 test.push(sample);
             } else {
                 train.push(sample);
@@ -291,6 +304,15 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
         in_use(&test),
         constant(&test)
     );
+    if !transfer.is_empty() {
+        println!(
+            "transfer positions: {}; error: fit {:.5}, weights in use {:.5}, constant {:.5}",
+            transfer.len(),
+            error(&rounded, &transfer),
+            in_use(&transfer),
+            constant(&transfer)
+        );
+    }
     println!("{}", eval::describe(&weights));
     Ok(())
 }

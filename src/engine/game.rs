@@ -174,4 +174,19 @@ pub trait Game: Clone + Send + Sync + 'static {
     fn reduction(&self, _mv: Move, _move_number: usize, _depth: i32) -> i32 {
         0
     }
+
+    /// Reverse futility margin with `depth` plies left: a null-window node whose static
+    /// evaluation beats beta by this much returns without a search. Like a reduction it makes
+    /// the search inexact, so only a selective view may return `Some`. Never asked when the
+    /// mover must answer a threat or beta is a mate score.
+    fn futility_margin(&self, _depth: i32) -> Option<Score> {
+        None
+    }
+
+    /// Razoring margin with `depth` plies left: a null-window node whose static evaluation
+    /// falls this far below alpha returns it without a search (the mirror of
+    /// [`Game::futility_margin`], with the same conditions).
+    fn razor_margin(&self, _depth: i32) -> Option<Score> {
+        None
+    }
 }

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use super::game::{Game, INFINITY, MAX_PLY, Move, Score, Status, WIN, is_decisive};
+use super::game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Status, WIN, is_decisive};
 use super::limits::{CHECK_INTERVAL, SearchLimits, StopReason};
 use super::ordering::{MoveOrdering, pick_best};
 use super::progress::IterationInfo;
@@ -542,6 +542,27 @@ impl<'t, G: Game> Searcher<'t, G> {
                 };
                 if cutoff {
                     return score;
+                }
+            }
+        }
+
+        // Step 5b. Reverse futility and razoring: far enough above beta, or below alpha, near
+        // the horizon, trust the evaluation (selective views only: `Game::futility_margin`,
+        // `Game::razor_margin`).
+        if beta - alpha == 1 && beta.abs() < MATE_BOUND && !self.pos.must_answer_threat() {
+            let above = self.pos.futility_margin(depth);
+            let below = self.pos.razor_margin(depth);
+            if above.is_some() || below.is_some() {
+                let eval = self.pos.evaluate();
+                if let Some(margin) = above
+                    && eval - margin >= beta
+                {
+                    return eval - margin;
+                }
+                if let Some(margin) = below
+                    && eval + margin <= alpha
+                {
+                    return eval;
                 }
             }
         }

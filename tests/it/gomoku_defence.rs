@@ -70,12 +70,11 @@ fn assert_defends(position: &str, recorded: (usize, usize), min_plies: u32) {
     );
 }
 
-/// Not yet reached: `think` at 1 s still plays a losing move here. Restricting the main search
-/// to the moves shown safe against the opponent's threats defended it (and 15 of 26 such first
-/// losing moves from 41 lost games, against 7 without), but scored no better against Rapfi in
-/// the arena (2.5/48 against 7/48 in the same period), so it was not kept.
+/// The deepest of the defences. Ignored until 2026-12-01 (`think` at 1 s played a losing
+/// move); main at 777a23d (after the refitted evaluation) plays a safe 7,9, and with reverse
+/// futility pruning and razoring 7,7: 16 passes in 16 runs, 7 of them with two arena matches
+/// loading both cores.
 #[test]
-#[ignore = "a known miss: the 31-ply threat win is not yet defended (issue 13)"]
 fn a_31_ply_threat_win_is_seen_and_defended() {
     // Gomocup opening 1, kibitz black: 6,4 let white win by threats in 31 plies.
     assert_defends(

@@ -25,6 +25,21 @@ pub const SELECTIVE_MIN_CELLS: usize = 100;
 const ROOT_WIDTH: usize = 20;
 const WIDTH: usize = 12;
 
+/// Reverse futility pruning: with at most `FUTILITY_DEPTH` plies left and no open three or four
+/// of the opponent on the board, a null-window node whose evaluation beats beta by
+/// `FUTILITY_MARGIN` per ply is not searched. Against Carbon-Gomoku (`kibitz arena`, 200 ms,
+/// both builds at once, four opening sets, 392 games each) 69.6 % against 66.8 % without it:
+/// inside the noise, but the mean depth reached rises by 0.6-0.7 plies (README, "Benchmark
+/// figures"; margins of 20 and 60 a ply, or up to 5 plies, scored no better).
+const FUTILITY_MARGIN: Score = 40;
+const FUTILITY_DEPTH: i32 = 3;
+/// Razoring: with one ply left in the same quiet positions, a null-window node whose evaluation
+/// is this far below alpha is not searched. On top of the futility pruning, against
+/// Carbon-Gomoku (200 ms): 72.8 % of 496 games where the futility pruning alone scored 68.4 %
+/// of 840 on the same three opening sets (README, "Benchmark figures"; ahead on two sets,
+/// behind by 6 points on the balanced one in 48 games).
+const RAZOR_MARGIN: Score = 100;
+
 /// A position whose quiet move sets are cut to the best few by threat order.
 #[derive(Clone, Debug)]
 pub struct Selective {
@@ -40,6 +55,13 @@ impl Selective {
             position,
             root_stones,
         }
+    }
+
+    /// The opponent has a four or an open three: the position is not quiet.
+    fn opponent_threatens(&self) -> bool {
+        let board = self.position.board();
+        let opp = 1 - self.position.side_to_move().index();
+        board.level_count[opp][FIVE as usize] > 0 || board.level_count[opp][OPEN_FOUR as usize] > 0
     }
 }
 
@@ -104,18 +126,26 @@ impl Game for Selective {
         }
     }
 
+    fn futility_margin(&self, depth: i32) -> Option<Score> {
+        (depth <= FUTILITY_DEPTH && !self.opponent_threatens()).then_some(FUTILITY_MARGIN * depth)
+    }
+
+    fn razor_margin(&self, depth: i32) -> Option<Score> {
+        (depth == 1 && !self.opponent_threatens()).then_some(RAZOR_MARGIN)
+    }
+
     fn search_moves(&self, out: &mut Vec<Move>) {
         self.position.search_moves(out);
-        let board = self.position.board();
-        let opp = 1 - self.position.side_to_move().index();
-        let threatened = board.level_count[opp][FIVE as usize] > 0
-            || board.level_count[opp][OPEN_FOUR as usize] > 0;
+        let threatened = self.opponent_threatens();
         let width = if self.position.plies_played() == self.root_stones {
             ROOT_WIDTH
         } else {
             WIDTH
         };
-        if threatened || board.cells.len() <= SELECTIVE_MIN_CELLS || out.len() <= width {
+        if threatened
+            || self.position.board().cells.len() <= SELECTIVE_MIN_CELLS
+            || out.len() <= width
+        {
             return;
         }
         // Partial selection: the `width` best by hint, in no particular order (the engine orders).
@@ -128,5 +158,48 @@ impl Game for Selective {
         scored.select_nth_unstable_by_key(width, |&(key, _)| key);
         out.clear();
         out.extend(scored[..width].iter().map(|&(_, mv)| mv));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::gomoku::GomokuRules;
+
+    /// 15x15 after `moves` (row, column), black first.
+    fn selective(moves: &[(usize, usize)]) -> Selective {
+        let mut p = Gomoku::new(15, 15, GomokuRules::default()).unwrap();
+        for &(row, col) in moves {
+            let mv = p.move_at(row, col);
+            p.make(mv);
+        }
+        Selective::new(p)
+    }
+
+    #[test]
+    fn quiet_positions_get_a_futility_margin_near_the_horizon_only() {
+        let quiet = selective(&[(7, 7), (8, 8), (7, 9)]);
+        assert_eq!(quiet.futility_margin(1), Some(FUTILITY_MARGIN));
+        assert_eq!(
+            quiet.futility_margin(FUTILITY_DEPTH),
+            Some(FUTILITY_MARGIN * FUTILITY_DEPTH)
+        );
+        assert_eq!(quiet.futility_margin(FUTILITY_DEPTH + 1), None);
+    }
+
+    #[test]
+    fn quiet_positions_are_razored_one_ply_from_the_horizon_only() {
+        let quiet = selective(&[(7, 7), (8, 8), (7, 9)]);
+        assert_eq!(quiet.razor_margin(1), Some(RAZOR_MARGIN));
+        assert_eq!(quiet.razor_margin(2), None);
+    }
+
+    #[test]
+    fn no_futility_pruning_or_razoring_against_an_open_three() {
+        // Black's open three on row 7, white to move.
+        let threatened = selective(&[(7, 6), (0, 0), (7, 7), (0, 14), (7, 8)]);
+        assert!(threatened.opponent_threatens());
+        assert_eq!(threatened.futility_margin(1), None);
+        assert_eq!(threatened.razor_margin(1), None);
     }
 }
