@@ -146,6 +146,41 @@ fn label(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One line of a labels file (`label`'s output).
+struct Label {
+    /// Line number in its file: every `--holdout`-th is held out.
+    line: usize,
+    score: f64,
+    position: Gomoku,
+    /// The judge's move, `(x, y)`, where the line has one.
+    chosen: Option<(usize, usize)>,
+}
+
+/// Every labelled position of `file`.
+fn read_labels(file: &str) -> anyhow::Result<Vec<Label>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
+    let mut labels = Vec::new();
+    for (line, text) in text.lines().enumerate() {
+        let mut fields = text.split('\t');
+        let (Some(score), Some(moves)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
+        play_moves(&mut position, &parse_moves(moves, SIZE)?)?;
+        let chosen = match fields.next() {
+            Some(chosen) => parse_moves(chosen, SIZE)?.first().copied(),
+            None => None,
+        };
+        labels.push(Label {
+            line,
+            score: score.trim().parse()?,
+            position,
+            chosen,
+        });
+    }
+    Ok(labels)
+}
+
 /// Adam (Kingma and Ba), the optimiser of both fits.
 struct Adam {
     rate: f64,
@@ -199,24 +234,22 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
         sources.push((transfer_file, true));
     }
     for (file, is_transfer) in sources {
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
-        for (n, line) in text.lines().enumerate() {
-            let mut fields = line.split('\t');
-            let (Some(score), Some(moves)) = (fields.next(), fields.next()) else {
-                continue;
-            };
-            let score: f64 = score.trim().parse()?;
+        for Label {
+            line,
+            score,
+            position,
+            ..
+        } in read_labels(&file)?
+        {
             if score.abs() > max_label {
                 continue;
             }
-            let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
-            play_moves(&mut position, &parse_moves(moves, SIZE)?)?;
             let features = eval::features(position.board(), position.side_to_move().index());
             let x: Vec<f64> = features.iter().map(|&f| f as f64).collect();
             let sample = (x, sigmoid(score / scale), position.evaluate() as f64);
             if is_transfer {
                 transfer.push(sample);
-            } else if holdout > 0 && n % holdout == 0 {
+            } else if holdout > 0 && line % holdout == 0 {
                 test.push(sample);
             } else {
                 train.push(sample);
@@ -380,15 +413,14 @@ fn order(args: &[String]) -> anyhow::Result<()> {
     let (mut train, mut test) = (Vec::new(), Vec::new());
     let (mut outside, mut threatened) = (0, 0);
     for file in files(args) {
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
-        for (n, line) in text.lines().enumerate() {
-            let fields: Vec<&str> = line.split('\t').collect();
-            let [_, moves, chosen] = fields[..] else {
-                continue;
-            };
-            let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
-            play_moves(&mut position, &parse_moves(moves, SIZE)?)?;
-            let Some(&(x, y)) = parse_moves(chosen, SIZE)?.first() else {
+        for Label {
+            line,
+            position,
+            chosen,
+            ..
+        } in read_labels(&file)?
+        {
+            let Some((x, y)) = chosen else {
                 continue;
             };
             let mover = position.side_to_move().index();
@@ -419,7 +451,7 @@ fn order(args: &[String]) -> anyhow::Result<()> {
                     .map(|&c| position.move_order_hint(Move(c as u16)))
                     .collect(),
             };
-            if holdout > 0 && n % holdout == 0 {
+            if holdout > 0 && line % holdout == 0 {
                 test.push(choice);
             } else {
                 train.push(choice);

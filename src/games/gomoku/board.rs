@@ -237,6 +237,17 @@ pub struct Board {
     pub stones: u32,
 }
 
+/// Moves one count from class `from` to class `to` (nothing if they are equal). Wrapping: class
+/// 0 (nothing) goes below zero (empty cells are not counted there to begin with) and is never
+/// read; every count is exact modulo 2^32.
+#[inline]
+fn recount(counts: &mut [u32], from: u8, to: u8) {
+    if from != to {
+        counts[from as usize] = counts[from as usize].wrapping_sub(1);
+        counts[to as usize] = counts[to as usize].wrapping_add(1);
+    }
+}
+
 impl Board {
     pub fn empty(geo: Arc<Geometry>) -> Self {
         let n = geo.cells();
@@ -312,28 +323,12 @@ impl Board {
         let old = *slot;
         if old != level {
             *slot = level;
-            // Wrapping: index 0 (nothing) goes below zero (empty cells are not counted there
-            // to begin with) and is never read; every count is exact modulo 2^32.
-            let counts = &mut self.level_count[side];
-            counts[old as usize] = counts[old as usize].wrapping_sub(1);
-            counts[level as usize] = counts[level as usize].wrapping_add(1);
+            recount(&mut self.level_count[side], old, level);
             let (class, pair) = CLASSES[packed(&self.pattern[cell][side * 4..side * 4 + 4])];
-            let class = class as usize;
-            let old_class = self.combo[cell][side] as usize;
-            if class != old_class {
-                self.combo[cell][side] = class as u8;
-                let counts = &mut self.combo_count[side];
-                counts[old_class] = counts[old_class].wrapping_sub(1);
-                counts[class] = counts[class].wrapping_add(1);
-            }
-            let pair = pair as usize;
-            let old_pair = self.pair[cell][side] as usize;
-            if pair != old_pair {
-                self.pair[cell][side] = pair as u8;
-                let counts = &mut self.pair_count[side];
-                counts[old_pair] = counts[old_pair].wrapping_sub(1);
-                counts[pair] = counts[pair].wrapping_add(1);
-            }
+            let old_class = std::mem::replace(&mut self.combo[cell][side], class);
+            recount(&mut self.combo_count[side], old_class, class);
+            let old_pair = std::mem::replace(&mut self.pair[cell][side], pair);
+            recount(&mut self.pair_count[side], old_pair, pair);
         }
     }
 
