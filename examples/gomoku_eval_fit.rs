@@ -10,12 +10,16 @@
 //! `score<TAB>x,y x,y ...<TAB>x,y` (the judge's score, the position, the judge's move).
 //!
 //! `cargo run --release --example gomoku_eval_fit -- fit LABELS.txt [--holdout 5]
-//!  [--scale 200] [--l2 0.0001] [--transfer OTHER_LABELS.txt]`
+//!  [--scale 200] [--l2 0.0001] [--transfer OTHER_LABELS.txt] [--features eval|cells|both|space]
+//!  [--quiet]`
 //! fits the evaluation's weights ([`kibitz::games::gomoku::eval`]) by least squares in
 //! win-probability space: minimise the mean of (sigmoid(w.x / scale) - sigmoid(label / scale))^2
 //! over the features x of each position, with every `--holdout`-th position kept out to report
 //! the fit's error beside that of the weights in use, and, with `--transfer`, both errors on
 //! positions of games from other openings (none of them fitted). Prints the weights as Rust.
+//! The other `--features` fit richer evaluations ([`feature_vector`]) and report their errors
+//! only, to show whether the engine's features leave anything on the table; `--quiet` keeps
+//! only the positions without a four or an open three on the board.
 //!
 //! `cargo run --release --example gomoku_eval_fit -- order LABELS.txt [--holdout 5]`
 //! fits a quiet-position move order to the judge's moves: softmax regression over every
@@ -33,8 +37,8 @@ use anyhow::{Context, bail};
 use kibitz::arena::external::ExternalEngine;
 use kibitz::arena::openings::{parse_moves, play_moves};
 use kibitz::engine::{Game, Move, Status};
-use kibitz::games::gomoku::board::{Board, COMBO_CLASSES, PAIR_CLASSES};
-use kibitz::games::gomoku::eval::{self, FEATURES};
+use kibitz::games::gomoku::board::{Board, COMBO_CLASSES, DIRECTIONS, PAIR_CLASSES};
+use kibitz::games::gomoku::eval;
 use kibitz::games::gomoku::patterns::LEVELS;
 use kibitz::games::gomoku::patterns::{FIVE, OPEN_FOUR};
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
@@ -57,12 +61,17 @@ where
     }
 }
 
+/// Flags without a value.
+const SWITCHES: [&str; 1] = ["--quiet"];
+
 /// The positional arguments: everything that is not a flag or a flag's value.
 fn files(args: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {
-        if args[i].starts_with("--") {
+        if SWITCHES.contains(&args[i].as_str()) {
+            i += 1;
+        } else if args[i].starts_with("--") {
             i += 2;
         } else {
             out.push(args[i].clone());
@@ -226,6 +235,12 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
     // Positions from other openings than the fitted ones: held-out lines are neighbours of
     // fitted ones in the same games, so only these show how the fit transfers.
     let transfer_file: String = flag(args, "--transfer", String::new())?;
+    let kind: String = flag(args, "--features", "eval".to_string())?;
+    // Quiet positions only (no four or open three on the board for either side): the ones
+    // the search leaves to the evaluation alone.
+    let quiet_only = args.iter().any(|a| a == "--quiet");
+    let empty = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
+    let n_features = feature_vector(&kind, empty.board(), 0)?.len();
     let mut train = Vec::new();
     let mut test = Vec::new();
     let mut transfer = Vec::new();
@@ -241,11 +256,14 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
             ..
         } in read_labels(&file)?
         {
-            if score.abs() > max_label {
+            let board = position.board();
+            let threats = |side: usize| {
+                board.level_count[side][FIVE as usize] + board.level_count[side][OPEN_FOUR as usize]
+            };
+            if score.abs() > max_label || (quiet_only && threats(0) + threats(1) > 0) {
                 continue;
             }
-            let features = eval::features(position.board(), position.side_to_move().index());
-            let x: Vec<f64> = features.iter().map(|&f| f as f64).collect();
+            let x = feature_vector(&kind, position.board(), position.side_to_move().index())?;
             let sample = (x, sigmoid(score / scale), position.evaluate() as f64);
             if is_transfer {
                 transfer.push(sample);
@@ -260,14 +278,14 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
         bail!("no labelled positions");
     }
     // Feature scales, so that one learning rate suits counts of very different sizes.
-    let mut spread = vec![1.0f64; FEATURES];
+    let mut spread = vec![1.0f64; n_features];
     for (j, s) in spread.iter_mut().enumerate() {
         let mean_sq = train.iter().map(|(x, _, _)| x[j] * x[j]).sum::<f64>() / train.len() as f64;
         *s = mean_sq.sqrt().max(1e-3);
     }
     // Adam on the mean squared error in probability space, in scaled coordinates.
-    let mut w = vec![0.0f64; FEATURES];
-    let mut adam = Adam::new(0.01, FEATURES);
+    let mut w = vec![0.0f64; n_features];
+    let mut adam = Adam::new(0.01, n_features);
     let error = |w: &[f64], data: &[(Vec<f64>, f64, f64)]| {
         data.iter()
             .map(|(x, y, _)| {
@@ -283,7 +301,7 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
             / data.len() as f64
     };
     for step in 1..=3000 {
-        let mut grad = vec![0.0f64; FEATURES];
+        let mut grad = vec![0.0f64; n_features];
         for (x, y, _) in &train {
             let z: f64 = x
                 .iter()
@@ -293,7 +311,7 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
                 .sum();
             let p = sigmoid(z);
             let g = 2.0 * (p - y) * p * (1.0 - p);
-            for j in 0..FEATURES {
+            for j in 0..n_features {
                 grad[j] += g * x[j] / spread[j];
             }
         }
@@ -346,8 +364,96 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
             constant(&transfer)
         );
     }
-    println!("{}", eval::describe(&weights));
+    if kind == "eval" {
+        println!("{}", eval::describe(&weights));
+    }
     Ok(())
+}
+
+/// Number of multisets of four pattern levels (one per line through a cell): C(LEVELS + 3, 4).
+const MULTISETS: usize = 330;
+
+/// Index of the multiset of `levels` (in any order) among the [`MULTISETS`]; 0 is four `NONE`s.
+fn multiset_index(mut levels: [u8; 4]) -> usize {
+    levels.sort_unstable_by(|a, b| b.cmp(a));
+    let [a, b, c, d] = levels.map(usize::from);
+    // Multisets sorted best first, counted in that order: those with a smaller first level,
+    // then a smaller second, and so on (binomials C(n + k - 1, k) of k-multisets of n levels).
+    let below = |n: usize, k: usize| -> usize { (0..k).fold(1, |acc, i| acc * (n + i) / (i + 1)) };
+    below(a, 4) + below(b, 3) + below(c, 2) + below(d, 1)
+}
+
+/// The feature vector a fit uses: `eval`, the engine's own ([`eval::features`]); `cells`, a
+/// constant and, per side (mover, then opponent), how many empty cells have each multiset of
+/// four line levels, which is what a per-cell table evaluation like Rapfi's classical one
+/// sums (the level, shape and pair counts are all functions of it); `both`, the two together;
+/// `space`, the engine's features and each line's room ([`space_features`]).
+fn feature_vector(kind: &str, board: &Board, mover: usize) -> anyhow::Result<Vec<f64>> {
+    let mut out: Vec<f64> = Vec::new();
+    match kind {
+        "eval" | "both" | "space" => {
+            out.extend(eval::features(board, mover).iter().map(|&f| f as f64))
+        }
+        "cells" => out.push(1.0),
+        _ => bail!("--features {kind}: use eval, cells, both or space"),
+    }
+    if kind == "eval" {
+        return Ok(out);
+    }
+    if kind == "space" {
+        return Ok(space_features(board, mover, out));
+    }
+    let base = out.len();
+    out.resize(base + 2 * (MULTISETS - 1), 0.0);
+    for (cell, levels) in board.pattern.iter().enumerate() {
+        if board.cells[cell] != 0 {
+            continue;
+        }
+        for (slot, side) in [(0, mover), (1, 1 - mover)] {
+            let m = multiset_index(levels[side * 4..side * 4 + 4].try_into()?);
+            if m > 0 {
+                out[base + slot * (MULTISETS - 1) + m - 1] += 1.0;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Five-cell windows through a cell along one line that hold no opponent stone and stay on
+/// the board: 0 to 5.
+const WINDOW_CLASSES: usize = 6;
+
+/// `eval`'s features plus, per side, the (empty cell, line) pairs counted by (pattern level,
+/// live windows through the cell): how much room a line has, which the 8 levels do not say
+/// (a `NONE` with five live windows is an open single stone's line, one with none is dead).
+fn space_features(board: &Board, mover: usize, mut out: Vec<f64>) -> Vec<f64> {
+    let base = out.len();
+    out.resize(base + 2 * LEVELS * WINDOW_CLASSES, 0.0);
+    let (rows, cols) = (board.geo.rows as i32, board.geo.cols as i32);
+    let stone = |r: i32, c: i32| -> Option<u8> {
+        (r >= 0 && c >= 0 && r < rows && c < cols).then(|| board.cells[(r * cols + c) as usize])
+    };
+    for cell in 0..board.cells.len() {
+        if board.cells[cell] != 0 || board.near[cell] == 0 {
+            continue;
+        }
+        let (r, c) = ((cell as i32) / cols, (cell as i32) % cols);
+        for (d, &(dr, dc)) in DIRECTIONS.iter().enumerate() {
+            for (slot, side) in [(0, mover), (1, 1 - mover)] {
+                let own = side as u8 + 1;
+                let live = (-4..=0)
+                    .filter(|&start| {
+                        (start..start + 5).all(|i| {
+                            stone(r + i * dr, c + i * dc).is_some_and(|s| s == 0 || s == own)
+                        })
+                    })
+                    .count();
+                let level = board.pattern[cell][side * 4 + d] as usize;
+                out[base + (slot * LEVELS + level) * WINDOW_CLASSES + live] += 1.0;
+            }
+        }
+    }
+    out
 }
 
 /// The move-order fit's features, by offset: attack levels (the mover's level in each of the
