@@ -29,8 +29,19 @@
 //! (the selective search's width) and 20 (its root width) under the engine's move order and
 //! under the fit, on the held-out positions. (A fitted order ranked Rapfi's move better and
 //! played no better; the engine keeps its hand-set order.)
+//!
+//! `cargo run --release --example gomoku_eval_fit -- blame GAMES.txt LABELS.txt`
+//! says where kibitz's games went wrong by the judge's scores, from labels of every ply
+//! (`label GAMES.txt --every 1`): how often kibitz played the judge's move, and in each lost
+//! game the first position the judge calls forced (the first one the labels leave out), how
+//! many plies after the opening it comes and the judge's score, kibitz's view, just before it.
+//!
+//! `cargo run --release --example gomoku_eval_fit -- compare A.txt B.txt [--scale 200]`
+//! is the mean squared difference, in win-probability space, between two label files' scores
+//! of the positions both label (the same games labelled at two budgets, or twice at one, show
+//! how noisy the labels themselves are: the floor no evaluation fit can go below).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -167,27 +178,41 @@ struct Label {
 
 /// Every labelled position of `file`.
 fn read_labels(file: &str) -> anyhow::Result<Vec<Label>> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
     let mut labels = Vec::new();
-    for (line, text) in text.lines().enumerate() {
-        let mut fields = text.split('\t');
-        let (Some(score), Some(moves)) = (fields.next(), fields.next()) else {
-            continue;
-        };
+    for (line, (score, moves, chosen)) in label_lines(file)?.into_iter().enumerate() {
         let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
-        play_moves(&mut position, &parse_moves(moves, SIZE)?)?;
-        let chosen = match fields.next() {
-            Some(chosen) => parse_moves(chosen, SIZE)?.first().copied(),
+        play_moves(&mut position, &parse_moves(&moves, SIZE)?)?;
+        let chosen = match chosen {
+            Some(chosen) => parse_moves(&chosen, SIZE)?.first().copied(),
             None => None,
         };
         labels.push(Label {
             line,
-            score: score.trim().parse()?,
+            score,
             position,
             chosen,
         });
     }
     Ok(labels)
+}
+
+/// The lines of a labels file as text: (score, the position's moves, the judge's move).
+/// Lines without a score and a position are skipped.
+fn label_lines(file: &str) -> anyhow::Result<Vec<(f64, String, Option<String>)>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
+    let mut out = Vec::new();
+    for text in text.lines() {
+        let mut fields = text.split('\t');
+        let (Some(score), Some(moves)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        out.push((
+            score.trim().parse()?,
+            moves.to_string(),
+            fields.next().map(str::to_string),
+        ));
+    }
+    Ok(out)
 }
 
 /// Adam (Kingma and Ba), the optimiser of both fits.
@@ -646,12 +671,145 @@ fn order(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `compare A.txt B.txt`: see the module's documentation.
+fn compare(args: &[String]) -> anyhow::Result<()> {
+    let scale: f64 = flag(args, "--scale", 200.0)?;
+    let [first, second] = &files(args)[..] else {
+        bail!("usage: compare LABELS_A.txt LABELS_B.txt");
+    };
+    let scores = |file: &str| -> anyhow::Result<HashMap<String, f64>> {
+        Ok(label_lines(file)?
+            .into_iter()
+            .map(|(score, moves, _)| (moves, score))
+            .collect())
+    };
+    let (a, b) = (scores(first)?, scores(second)?);
+    let pairs: Vec<(f64, f64)> = a
+        .iter()
+        .filter_map(|(position, &x)| b.get(position).map(|&y| (x, y)))
+        .collect();
+    if pairs.is_empty() {
+        bail!("no position is labelled in both files");
+    }
+    let error = pairs
+        .iter()
+        .map(|&(x, y)| (sigmoid(x / scale) - sigmoid(y / scale)).powi(2))
+        .sum::<f64>()
+        / pairs.len() as f64;
+    println!(
+        "positions in both: {}; mean squared difference in win probability: {error:.5}",
+        pairs.len()
+    );
+    Ok(())
+}
+
+/// `blame`: see the module's documentation.
+fn blame(args: &[String]) -> anyhow::Result<()> {
+    let [games_file, labels_file] = &files(args)[..] else {
+        bail!("usage: blame GAMES.txt LABELS.txt");
+    };
+    // Labels by their position text: (judge's score, judge's move).
+    let labels: HashMap<String, (f64, Option<String>)> = label_lines(labels_file)?
+        .into_iter()
+        .map(|(score, moves, chosen)| (moves, (score, chosen)))
+        .collect();
+    let text =
+        std::fs::read_to_string(games_file).with_context(|| format!("reading {games_file}"))?;
+    let (mut won, mut lost, mut drawn) = (0, 0, 0);
+    let (mut agreed, mut judged) = (0, 0);
+    // Per lost game: plies after the opening of the first forced position, and the score
+    // before it (None when the first position after the opening is already forced).
+    let mut forced: Vec<(usize, Option<i32>)> = Vec::new();
+    for game in text.split("[game ").skip(1) {
+        let field = |key: &str| game.lines().find_map(|l| l.strip_prefix(key));
+        let (Some(black), Some(replay), Some(result)) =
+            (field("black: "), field("replay: "), field("result: "))
+        else {
+            continue;
+        };
+        let moves: Vec<&str> = replay.split_whitespace().collect();
+        let opening = field("opening: ").map_or(0, |o| o.split_whitespace().count());
+        let kibitz = usize::from(!black.starts_with("kibitz"));
+        let winner = if result.starts_with("black wins") {
+            Some(0)
+        } else if result.starts_with("white wins") {
+            Some(1)
+        } else {
+            None
+        };
+        match winner {
+            Some(w) if w == kibitz => won += 1,
+            Some(_) => lost += 1,
+            None => drawn += 1,
+        }
+        let mut before = None;
+        for ply in opening..moves.len() {
+            let position = moves[..ply].join(" ");
+            let Some((score, chosen)) = labels.get(&position) else {
+                if winner.is_some_and(|w| w != kibitz) {
+                    forced.push((ply - opening, before));
+                }
+                break;
+            };
+            let kibitz_to_move = ply % 2 == kibitz;
+            if kibitz_to_move {
+                judged += 1;
+                agreed += usize::from(chosen.as_deref() == Some(moves[ply]));
+            }
+            let score = *score as i32;
+            before = Some(if kibitz_to_move { score } else { -score });
+        }
+    }
+    println!("games: {won} won, {lost} lost, {drawn} drawn");
+    println!(
+        "kibitz played the judge's move in {agreed} of {judged} labelled positions ({:.1} %)",
+        100.0 * agreed as f64 / judged.max(1) as f64
+    );
+    let mut plies: Vec<usize> = forced.iter().map(|&(p, _)| p).collect();
+    plies.sort_unstable();
+    if let Some(median) = plies.get(plies.len() / 2) {
+        println!(
+            "lost games with a forced position: {}; plies after the opening: median {median}, all {plies:?}",
+            plies.len()
+        );
+    }
+    // Score bands, each `lowest..above`.
+    let bands = [
+        ("0 or better", 0, i32::MAX),
+        ("-1 to -149", -149, 0),
+        ("-150 to -299", -299, -149),
+        ("-300 or worse", i32::MIN, -299),
+    ];
+    let scored: Vec<i32> = forced.iter().filter_map(|&(_, s)| s).collect();
+    let counts: Vec<String> = bands
+        .iter()
+        .map(|&(name, lowest, above)| {
+            let n = scored
+                .iter()
+                .filter(|&&s| (lowest..above).contains(&s))
+                .count();
+            format!("{name}: {n}")
+        })
+        .collect();
+    println!(
+        "the judge's score just before (kibitz's view): {}; none before: {}",
+        counts.join(", "),
+        forced.len() - scored.len()
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("label") => label(&args[1..]),
         Some("fit") => fit(&args[1..]),
         Some("order") => order(&args[1..]),
-        _ => bail!("usage: gomoku_eval_fit label GAMES... --judge CMD | fit LABELS..."),
+        Some("blame") => blame(&args[1..]),
+        Some("compare") => compare(&args[1..]),
+        _ => bail!(
+            "usage: gomoku_eval_fit label GAMES... --judge CMD | fit LABELS... | order LABELS... \
+             | blame GAMES LABELS | compare LABELS LABELS"
+        ),
     }
 }
