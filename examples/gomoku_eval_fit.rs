@@ -47,6 +47,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use kibitz::arena::external::ExternalEngine;
 use kibitz::arena::openings::{parse_moves, play_moves};
+use kibitz::arena::record::{cells_text, read_records};
+use kibitz::arena::referee::Colour;
 use kibitz::engine::{Game, Move, Status};
 use kibitz::games::gomoku::board::{Board, COMBO_CLASSES, DIRECTIONS, PAIR_CLASSES};
 use kibitz::games::gomoku::eval;
@@ -92,24 +94,6 @@ fn files(args: &[String]) -> Vec<String> {
     out
 }
 
-/// A recorded game: how many of its moves are the opening, and all its moves.
-type RecordedGame = (usize, Vec<(usize, usize)>);
-
-/// Every game of an arena record.
-fn recorded_games(text: &str) -> anyhow::Result<Vec<RecordedGame>> {
-    let mut games = Vec::new();
-    for game in text.split("[game ").skip(1) {
-        let opening = game
-            .lines()
-            .find_map(|l| l.strip_prefix("opening: "))
-            .map_or(Ok(Vec::new()), |l| parse_moves(l, SIZE))?;
-        if let Some(replay) = game.lines().find_map(|l| l.strip_prefix("replay: ")) {
-            games.push((opening.len(), parse_moves(replay, SIZE)?));
-        }
-    }
-    Ok(games)
-}
-
 fn label(args: &[String]) -> anyhow::Result<()> {
     let judge: String = flag(args, "--judge", String::new())?;
     if judge.is_empty() {
@@ -125,8 +109,9 @@ fn label(args: &[String]) -> anyhow::Result<()> {
     let mut labelled = 0;
     for file in files(args) {
         let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
-        for (opening, moves) in recorded_games(&text)? {
-            for plies in (opening + offset..moves.len()).step_by(every.max(1)) {
+        for game in read_records(&text, SIZE)? {
+            let moves = &game.stones;
+            for plies in (game.opening.len() + offset..moves.len()).step_by(every.max(1)) {
                 if labelled >= limit {
                     return Ok(());
                 }
@@ -155,9 +140,8 @@ fn label(args: &[String]) -> anyhow::Result<()> {
                     }
                 };
                 if let Some(score) = score {
-                    let text: Vec<String> =
-                        stones.iter().map(|(x, y)| format!("{x},{y}")).collect();
-                    println!("{score}\t{}\t{},{}", text.join(" "), chosen.0, chosen.1);
+                    let (x, y) = chosen;
+                    println!("{score}\t{}\t{x},{y}", cells_text(stones));
                     labelled += 1;
                 }
             }
@@ -720,41 +704,32 @@ fn blame(args: &[String]) -> anyhow::Result<()> {
     // Per lost game: plies after the opening of the first forced position, and the score
     // before it (None when the first position after the opening is already forced).
     let mut forced: Vec<(usize, Option<i32>)> = Vec::new();
-    for game in text.split("[game ").skip(1) {
-        let field = |key: &str| game.lines().find_map(|l| l.strip_prefix(key));
-        let (Some(black), Some(replay), Some(result)) =
-            (field("black: "), field("replay: "), field("result: "))
-        else {
-            continue;
-        };
-        let moves: Vec<&str> = replay.split_whitespace().collect();
-        let opening = field("opening: ").map_or(0, |o| o.split_whitespace().count());
-        let kibitz = usize::from(!black.starts_with("kibitz"));
-        let winner = if result.starts_with("black wins") {
-            Some(0)
-        } else if result.starts_with("white wins") {
-            Some(1)
+    for game in read_records(&text, SIZE)? {
+        let kibitz = if game.black.starts_with("kibitz") {
+            Colour::Black
         } else {
-            None
+            Colour::White
         };
-        match winner {
+        match game.winner {
             Some(w) if w == kibitz => won += 1,
             Some(_) => lost += 1,
             None => drawn += 1,
         }
+        let opening = game.opening.len();
         let mut before = None;
-        for ply in opening..moves.len() {
-            let position = moves[..ply].join(" ");
-            let Some((score, chosen)) = labels.get(&position) else {
-                if winner.is_some_and(|w| w != kibitz) {
+        for ply in opening..game.stones.len() {
+            let Some((score, chosen)) = labels.get(&cells_text(&game.stones[..ply])) else {
+                if game.winner == Some(kibitz.other()) {
                     forced.push((ply - opening, before));
                 }
                 break;
             };
-            let kibitz_to_move = ply % 2 == kibitz;
+            // Black plays the even plies (0-based).
+            let kibitz_to_move = (ply % 2 == 0) == (kibitz == Colour::Black);
             if kibitz_to_move {
                 judged += 1;
-                agreed += usize::from(chosen.as_deref() == Some(moves[ply]));
+                let played = cells_text(&game.stones[ply..=ply]);
+                agreed += usize::from(chosen.as_deref() == Some(played.as_str()));
             }
             let score = *score as i32;
             before = Some(if kibitz_to_move { score } else { -score });

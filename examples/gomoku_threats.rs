@@ -17,7 +17,9 @@
 
 use std::time::Duration;
 
-use kibitz::arena::openings::{parse_moves, play_moves};
+use kibitz::arena::openings::play_moves;
+use kibitz::arena::record::read_records;
+use kibitz::arena::referee::Colour;
 use kibitz::engine::{Game, Move, Outcome, SearchLimits, SearchOptions, Side, TranspositionTable};
 use kibitz::games::BoardGame;
 use kibitz::games::gomoku::vcf::{Vcf, VcfLimits};
@@ -77,28 +79,16 @@ fn main() -> anyhow::Result<()> {
     let (mut defence_positions, mut defence_found) = (0, 0);
     for file in &files {
         let text = std::fs::read_to_string(file)?;
-        for game in text.split("[game ").skip(1) {
-            let kibitz_side = if game.contains("\nblack: kibitz") {
-                Side::First
+        for game in read_records(&text, 15)? {
+            let (kibitz_side, kibitz_colour) = if game.black.starts_with("kibitz") {
+                (Side::First, Colour::Black)
             } else {
-                Side::Second
+                (Side::Second, Colour::White)
             };
-            let lost = match kibitz_side {
-                Side::First => game.contains("result: white wins"),
-                Side::Second => game.contains("result: black wins"),
-            };
-            let opening = game
-                .lines()
-                .find_map(|l| l.strip_prefix("opening: "))
-                .map_or(Ok(Vec::new()), |l| parse_moves(l, 15))?;
-            let Some(replay) = game.lines().find_map(|l| l.strip_prefix("replay: ")) else {
-                continue;
-            };
-            if !lost {
+            if game.winner != Some(kibitz_colour.other()) {
                 continue;
             }
-            let moves = parse_moves(replay, 15)?;
-            let title = game.lines().next().unwrap_or("");
+            let (opening, moves, title) = (&game.opening, &game.stones, game.title.as_str());
             let mut pos = Gomoku::new(15, 15, GomokuRules::default())?;
             play_moves(&mut pos, &moves[..opening.len()])?;
             let mut defence_done = false;
