@@ -22,7 +22,9 @@ pub struct Config {
     #[arg(long, env = "KIBITZ_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
 
-    /// Search worker threads (0 = one per core).
+    /// Search worker threads (0 = one per core). More workers than cores break the latency
+    /// promise: each search is CPU-bound for its whole budget, so extra workers only slice the
+    /// same cores thinner and every answer comes late; the server warns at start.
     #[arg(long, env = "KIBITZ_WORKERS", default_value_t = 0)]
     pub workers: usize,
 
@@ -133,8 +135,16 @@ impl Config {
         if self.workers > 0 {
             self.workers
         } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
+            available_cores()
         }
+    }
+
+    /// `(workers, cores)` when more workers are configured than the process has cores (its
+    /// CPU quota included): the admission arithmetic assumes a worker runs at full speed until
+    /// its deadline, which then no longer holds.
+    pub fn oversubscribed_workers(&self) -> Option<(usize, usize)> {
+        let cores = available_cores();
+        (self.worker_count() > cores).then_some((self.worker_count(), cores))
     }
 
     /// Connections to serve at once for a process allowed `descriptors` open files: the
@@ -236,6 +246,12 @@ impl MemorySizing {
 
 /// Limits at or above this are "no limit" (cgroup v1 reports an unlimited group as about 2^63).
 const UNLIMITED_BYTES: u64 = 1 << 60;
+
+/// Cores this process may use: the machine's, or fewer under a cgroup CPU quota or an
+/// affinity mask (the standard library reads both).
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 
 /// The memory limit of the process's cgroup, if it has one: the smallest of cgroup v2's
 /// `memory.max` and v1's `memory.limit_in_bytes`, read both at the cgroup's own path (a host

@@ -108,6 +108,14 @@ async fn run_server(config: Config) -> anyhow::Result<()> {
     let descriptors = raise_descriptor_limit();
     let max_connections = config.connection_limit(descriptors);
     let addr = config.addr;
+    if let Some((workers, cores)) = config.oversubscribed_workers() {
+        tracing::warn!(
+            workers,
+            cores,
+            "KIBITZ_WORKERS is above the cores this process may use: searches share cores, \
+             answers arrive after their budget; set it to at most the cores (or 0, one per core)"
+        );
+    }
     let state = build_state(config.clone()).context("starting the search workers")?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await

@@ -243,10 +243,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::Pool(PoolError::Panicked) => {
                 ApiError::Internal("a search panicked".into())
             }
-            overrun @ ServiceError::DeterministicOverrun { .. } => ApiError::Overloaded {
-                detail: overrun.to_string(),
-                retry_after: Duration::from_secs(1),
-            },
+            overrun @ ServiceError::DeterministicOverrun { .. } => {
+                ApiError::unplayable("/max_nodes", overrun.to_string())
+            }
             ServiceError::NoMove => ApiError::Internal("the search returned no move".into()),
         }
     }

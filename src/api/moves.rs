@@ -112,11 +112,9 @@ mod seed {
         let Some(number) = Option::<Number>::deserialize(deserializer)? else {
             return Ok(None);
         };
-        // 2^64 as a double: every whole double below it is an exact u64.
-        const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
         let whole_double = number
             .as_f64()
-            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < TWO_TO_64)
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < super::whole::TWO_TO_64)
             .map(|f| f as u64);
         number.as_u64().or(whole_double).map(Some).ok_or_else(|| {
             D::Error::custom(format!(
@@ -213,11 +211,14 @@ pub(super) mod whole {
     use serde::de::{Deserialize, Deserializer, Error};
     use serde_json::Number;
 
+    /// 2^64 as a double: every whole double below it is an exact u64.
+    pub const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+
     /// A required whole number, read like [`option`] (JSON Schema's `integer` includes `3.0`).
     pub fn required<'de, D, T>(deserializer: D) -> Result<T, D::Error>
     where
         D: Deserializer<'de>,
-        T: TryFrom<u64> + Bounded,
+        T: TryFrom<u64>,
     {
         option(deserializer)?.ok_or_else(|| D::Error::custom("expected a whole number, not null"))
     }
@@ -225,56 +226,36 @@ pub(super) mod whole {
     pub fn option<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
     where
         D: Deserializer<'de>,
-        T: TryFrom<u64> + Bounded,
+        T: TryFrom<u64>,
     {
         let Some(number) = Option::<Number>::deserialize(deserializer)? else {
             return Ok(None);
         };
-        let value = if let Some(value) = number.as_u64() {
-            value
-        } else {
-            match number.as_f64() {
-                Some(f) if f >= 0.0 && f.fract() == 0.0 => {
-                    if f >= u64::MAX as f64 {
-                        u64::MAX
-                    } else {
-                        f as u64
-                    }
-                }
+        let value = match number.as_u64() {
+            Some(value) => Some(value),
+            None => match number.as_f64() {
+                Some(f) if f >= 0.0 && f.fract() == 0.0 => (f < TWO_TO_64).then_some(f as u64),
                 _ => {
                     return Err(D::Error::custom(format!(
                         "invalid value: {number}, expected a whole number of at least 0"
                     )));
                 }
-            }
+            },
         };
-        Ok(Some(T::try_from(value).unwrap_or(T::MAX)))
-    }
-
-    /// The largest value of a field, for saturation.
-    pub trait Bounded {
-        const MAX: Self;
-    }
-
-    impl Bounded for u32 {
-        const MAX: Self = u32::MAX;
-    }
-
-    impl Bounded for u64 {
-        const MAX: Self = u64::MAX;
-    }
-
-    impl Bounded for usize {
-        const MAX: Self = usize::MAX;
+        // Never saturate: an error echoing a clamped value would name a number nobody sent.
+        match value.and_then(|v| T::try_from(v).ok()) {
+            Some(value) => Ok(Some(value)),
+            None => Err(D::Error::custom(format!(
+                "invalid value: {number} is too large for this field"
+            ))),
+        }
     }
 }
 
 /// A cell, 0-based from the top-left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CellJson {
-    #[serde(deserialize_with = "whole::required")]
     pub row: usize,
-    #[serde(deserialize_with = "whole::required")]
     pub col: usize,
 }
 
@@ -313,6 +294,8 @@ pub struct MoveScoreJson {
     pub score: Score,
     pub outcome: Option<&'static str>,
     pub plies_to_end: Option<u32>,
+    /// Depth of the search that gave `score`: the list ranks deeper scores first.
+    pub depth: u32,
 }
 
 /// The `200` body of `POST /move`.
@@ -411,6 +394,7 @@ impl MoveResponse {
                             score: m.score,
                             outcome: outcome_name,
                             plies_to_end,
+                            depth: m.depth,
                         }
                     })
                     .collect()

@@ -14,6 +14,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
@@ -26,11 +27,94 @@ use crate::engine::{Proof, Score, Side};
 use crate::service::review::{GameStatus, PlayedMove, PlyReview, Review, ReviewError, ReviewQuery};
 
 /// A move in the list: a cell `{"row", "col"}`, or a Connect-4 column number.
-#[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Copy, Debug)]
 pub enum MoveJson {
-    Column(#[serde(deserialize_with = "whole::required")] usize),
+    Column(usize),
     Cell(CellJson),
+}
+
+/// By hand, not `untagged`: every wrong move gets a message naming what is expected (and,
+/// through the path tracker, the field: `/moves/3/row`), never a Rust type's name; a cell
+/// takes exactly `row` and `col`.
+impl<'de> Deserialize<'de> for MoveJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MoveVisitor)
+    }
+}
+
+struct MoveVisitor;
+
+/// A cell coordinate: a whole number of at least 0 (as `/move`'s limits are read).
+struct Coordinate(usize);
+
+impl<'de> Deserialize<'de> for Coordinate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        whole::required(deserializer).map(Coordinate)
+    }
+}
+
+impl<'de> Visitor<'de> for MoveVisitor {
+    type Value = MoveJson;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(
+            "a move: a cell {\"row\": R, \"col\": C} with whole numbers from 0, or a Connect-4 \
+             column number from 0",
+        )
+    }
+
+    fn visit_u64<E: de::Error>(self, column: u64) -> Result<MoveJson, E> {
+        usize::try_from(column)
+            .map(MoveJson::Column)
+            .map_err(|_| E::custom(format!("column {column} is too large")))
+    }
+
+    fn visit_i64<E: de::Error>(self, column: i64) -> Result<MoveJson, E> {
+        match u64::try_from(column) {
+            Ok(column) => self.visit_u64(column),
+            Err(_) => Err(E::custom(format!(
+                "invalid move {column}: a column is a whole number from 0"
+            ))),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, column: f64) -> Result<MoveJson, E> {
+        // JSON Schema's `integer` includes `3.0`.
+        if column >= 0.0 && column.fract() == 0.0 && column < whole::TWO_TO_64 {
+            self.visit_u64(column as u64)
+        } else {
+            Err(E::custom(format!(
+                "invalid move {column}: a column is a whole number from 0"
+            )))
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MoveJson, A::Error> {
+        let (mut row, mut col) = (None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            let slot = match key.as_str() {
+                "row" => &mut row,
+                "col" => &mut col,
+                other => {
+                    return Err(de::Error::custom(format!(
+                        "unknown field \"{}\" in a move: a cell has exactly \"row\" and \"col\"",
+                        other.chars().take(40).collect::<String>()
+                    )));
+                }
+            };
+            if slot.is_some() {
+                return Err(de::Error::custom(format!(
+                    "duplicate field \"{key}\" in a move"
+                )));
+            }
+            *slot = Some(map.next_value::<Coordinate>()?.0);
+        }
+        match (row, col) {
+            (Some(row), Some(col)) => Ok(MoveJson::Cell(CellJson { row, col })),
+            (None, _) => Err(de::Error::custom("a move's cell lacks \"row\"")),
+            (_, None) => Err(de::Error::custom("a move's cell lacks \"col\"")),
+        }
+    }
 }
 
 /// The `POST /review` body.
@@ -112,12 +196,27 @@ pub struct ChangeJson {
     pub change: String,
 }
 
+/// Why a review stopped early.
+#[derive(Clone, Debug, Serialize)]
+pub struct IncompleteJson {
+    /// `shutdown` or `search_failed`.
+    pub reason: &'static str,
+    pub detail: String,
+    /// Plies of the list not judged.
+    pub plies_left: usize,
+}
+
 /// The `200` body of `POST /review` (and the data of the streamed `review` event).
 #[derive(Clone, Debug, Serialize)]
 pub struct ReviewResponse {
     pub game: &'static str,
     pub plies: Vec<PlyJson>,
     pub first_outcome_change: Option<ChangeJson>,
+    /// Whether every ply of the list was judged.
+    pub complete: bool,
+    /// Why not, when not `complete`: the review stopped early and `plies` holds the plies
+    /// judged before (a prefix of the list).
+    pub incomplete: Option<IncompleteJson>,
     /// `ongoing`, `won` or `draw`, after the last move.
     pub status: &'static str,
     pub winner: Option<Player>,
@@ -141,6 +240,12 @@ impl From<&Review> for ReviewResponse {
                     player: ply.player.into(),
                     change: ply.outcome_change.clone().unwrap_or_default(),
                 }
+            }),
+            complete: review.incomplete.is_none(),
+            incomplete: review.incomplete.as_ref().map(|why| IncompleteJson {
+                reason: why.reason,
+                detail: why.detail.clone(),
+                plies_left: review.moves - review.plies.len(),
             }),
             status,
             winner,

@@ -9,10 +9,13 @@
 //!   problem+json body a JSON request would have got.
 //!
 //! The HTTP status is decided before the first byte of the stream: the request is parsed,
-//! checked, looked up in the cache and admitted to the pool exactly as a JSON one, and only
-//! once its search has a worker (the service sends `Started`) does the `200` with
-//! `text/event-stream` go out. Every refusal before that (400, 422, 408, 503) is the same
-//! problem+json as without streaming. An answer from the cache streams just its `answer` event.
+//! checked, looked up in the cache and admitted to the pool exactly as a JSON one, and once
+//! its search is sure to get a worker in time (the service sends `Queued`, at once on
+//! admission, even while the search still waits in the queue) the `200` with
+//! `text/event-stream` goes out with a comment line. Every refusal before that (400, 422, 408,
+//! 503) is the same problem+json as without streaming; a search admitted only on patience (not
+//! sure to start) keeps its status until it starts. An answer from the cache streams just its
+//! `answer` event.
 //!
 //! The search runs inside the response body's stream: a client that disconnects makes hyper
 //! drop the body, which drops the service future, whose drop guard cancels the search (the
@@ -260,11 +263,15 @@ fn record(service: &Service, game: &str, status: u16, arrival: Instant) {
         .observe(arrival.elapsed().as_secs_f64());
 }
 
-/// The `iteration` event of a search event; the others (a worker started) send nothing.
+/// The `iteration` event of a search event; a queued search sends a comment line, so the
+/// client sees the stream open while it waits for a worker; a worker starting sends nothing.
 fn iteration_event(event: SearchEvent) -> Option<Event> {
     match event {
         SearchEvent::Iteration(it) => Some(json_event("iteration", &IterationEventJson::from(&it))),
-        _ => None,
+        SearchEvent::Queued => {
+            Some(Event::default().comment("admitted; waiting for a search worker"))
+        }
+        SearchEvent::Started => None,
     }
 }
 
@@ -295,7 +302,7 @@ pub async fn move_events(
             Err(error)
         }
     };
-    // Until the search has a worker (the service sends `Started`), an error is still a plain
+    // Until the search is sure of a worker (the service sends `Queued` or `Started`), an error is still a plain
     // problem+json response.
     match EventPump::new(search, events, iteration_event, finish)
         .first()

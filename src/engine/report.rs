@@ -57,6 +57,10 @@ pub struct MoveScore {
     pub mv: Move,
     pub score: Score,
     pub proof: Option<Proof>,
+    /// Depth of the search that gave `score`. An iteration cut short leaves some moves scored
+    /// one ply deeper than the rest; the list ranks every deeper score above every shallower
+    /// one, so its first entry is always the report's best move with the report's score.
+    pub depth: u32,
 }
 
 /// One completed iteration of iterative deepening.
@@ -85,7 +89,8 @@ pub struct SearchReport {
     pub stop_reason: StopReason,
     /// Principal variation, starting with `best_move`.
     pub pv: Vec<Move>,
-    /// Score of every legal root move, when analysis was asked for, best first.
+    /// Score of every legal root move, when analysis was asked for: deepest first, then best
+    /// first; `root_moves[0]` is `best_move` with `score`.
     pub root_moves: Vec<MoveScore>,
     pub iterations: Vec<Iteration>,
 }

@@ -119,9 +119,21 @@ fn search_lazy_smp<G: Game>(
 #[derive(Clone, Copy, Debug)]
 struct RootMove {
     mv: Move,
+    /// This iteration's score (a bound where not `exact`).
     score: Score,
     /// Whether `score` is exact (full window) rather than a bound.
     exact: bool,
+    /// The score of the last completed iteration, and its depth (0: none completed yet).
+    settled: Score,
+    settled_depth: u32,
+}
+
+/// An unfinished iteration's root moves as analysis reports them (see
+/// [`Searcher::partial_analysis`]).
+struct PartialAnalysis {
+    /// Index in the root moves of the move ranked first.
+    index: usize,
+    moves: Vec<MoveScore>,
 }
 
 /// The state of one search. Owns a private copy of the position.
@@ -233,6 +245,21 @@ impl<'t, G: Game> Searcher<'t, G> {
             }
             let nodes_before = self.nodes;
             let finished = self.search_root(&mut root_moves, depth as i32);
+            if !finished && self.options.analysis && report.depth > 0 {
+                // Every move this iteration scored in full is ranked by its deeper score above
+                // every move still at the last depth, so the list, the move and its score agree.
+                let partial = self.partial_analysis(&root_moves, depth, exact_depth);
+                best = root_moves[partial.index];
+                report.best_move = Some(best.mv);
+                if partial.index != 0 {
+                    report.pv = vec![best.mv];
+                }
+                report.score = partial.moves[0].score;
+                report.proof = partial.moves[0].proof;
+                report.root_moves = partial.moves;
+                report.stop_reason = self.stopped.unwrap_or(StopReason::Time);
+                break;
+            }
             if !finished {
                 // A move other than the previous best that completed with a higher score beats
                 // it on this deeper iteration; anything else of the unfinished iteration is dropped.
@@ -252,6 +279,10 @@ impl<'t, G: Game> Searcher<'t, G> {
             }
             // Best first; the stable sort keeps earlier order on ties (determinism).
             root_moves.sort_by_key(|rm| std::cmp::Reverse(rm.score));
+            for rm in root_moves.iter_mut() {
+                rm.settled = rm.score;
+                rm.settled_depth = depth;
+            }
             best = root_moves[0];
             report.best_move = Some(best.mv);
             report.score = best.score;
@@ -282,6 +313,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                         mv: rm.mv,
                         score: rm.score,
                         proof: self.proof_of(rm.score, depth, exact_depth),
+                        depth,
                     })
                     .collect();
             }
@@ -304,6 +336,44 @@ impl<'t, G: Game> Searcher<'t, G> {
         }
         report.nodes = self.nodes;
         report
+    }
+
+    /// The analysis of an iteration at `depth` that a limit cut short, after at least one
+    /// completed (the root moves are then in the last iteration's order, best first): the moves
+    /// this iteration scored with a full window at `depth`, best first, then the others with
+    /// their scores of the last iteration, best first. The stable sort keeps the last order on
+    /// ties. `index` is the position in `root_moves` of the list's first move.
+    fn partial_analysis(
+        &self,
+        root_moves: &[RootMove],
+        depth: u32,
+        exact_depth: u32,
+    ) -> PartialAnalysis {
+        let mut order: Vec<usize> = (0..root_moves.len()).collect();
+        let scored = |rm: &RootMove| {
+            if rm.exact {
+                (depth, rm.score)
+            } else {
+                (rm.settled_depth, rm.settled)
+            }
+        };
+        order.sort_by_key(|&i| std::cmp::Reverse(scored(&root_moves[i])));
+        let moves = order
+            .iter()
+            .map(|&i| {
+                let (depth, score) = scored(&root_moves[i]);
+                MoveScore {
+                    mv: root_moves[i].mv,
+                    score,
+                    proof: self.proof_of(score, depth, exact_depth),
+                    depth,
+                }
+            })
+            .collect();
+        PartialAnalysis {
+            index: order[0],
+            moves,
+        }
     }
 
     fn proof_of(&self, score: Score, depth: u32, exact_depth: u32) -> Option<Proof> {
@@ -344,6 +414,8 @@ impl<'t, G: Game> Searcher<'t, G> {
                 mv,
                 score: -INFINITY,
                 exact: false,
+                settled: -INFINITY,
+                settled_depth: 0,
             })
             .collect()
     }

@@ -254,6 +254,7 @@ mod tests {
                 outcome,
                 plies_to_end,
             }),
+            depth: 1,
         }
     }
 

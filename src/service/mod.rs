@@ -69,12 +69,19 @@ pub enum ServiceError {
     )]
     BudgetSpent { budget_ms: u64, elapsed_ms: u64 },
     /// A deterministic search had not reached its node limit when its budget ran out: any
-    /// answer now would depend on this machine's speed.
+    /// answer now would depend on this machine's speed and load. The request asks for more
+    /// nodes than this server searches in its budget: the client's to change, not to retry.
     #[error(
-        "the deterministic search had not reached its node limit of {nodes} when its budget_ms \
-         of {budget_ms} ran out; give a larger budget_ms or a smaller max_nodes"
+        "the deterministic search reached {reached} of its node limit of {nodes} in the \
+         {searched_ms} ms of its budget_ms of {budget_ms} it had; give a larger budget_ms or a \
+         smaller max_nodes"
     )]
-    DeterministicOverrun { nodes: u64, budget_ms: u64 },
+    DeterministicOverrun {
+        nodes: u64,
+        reached: u64,
+        searched_ms: u64,
+        budget_ms: u64,
+    },
     /// The engine returned no move for a position it accepted as ongoing.
     #[error("the search returned no move")]
     NoMove,
@@ -97,7 +104,7 @@ pub struct MoveQuery {
     pub style: levels::PlayStyle,
     /// When the request arrived: the budget runs from here.
     pub arrival: Instant,
-    /// Where to send the search's progress (`Started`, then each iteration), when streamed.
+    /// Where to send the search's progress (`Queued`, `Started`, then each iteration), when streamed.
     /// An answer from a cache sends nothing.
     pub progress: Option<progress::ProgressSender>,
 }
@@ -111,6 +118,8 @@ pub struct ScoredCell {
     pub cell: Cell,
     pub score: Score,
     pub proof: Option<Proof>,
+    /// Depth of the search that gave `score` (see [`crate::engine::MoveScore::depth`]).
+    pub depth: u32,
 }
 
 /// A point the rules forbid to a player now (renju: black), for analysis.
@@ -243,6 +252,10 @@ struct Inner {
     metrics: Arc<Metrics>,
     /// Cancel flags of the searches under way (see [`Service::cancel_all`]).
     active: ActiveSearches,
+    /// Set by [`Service::cancel_all`] at the end of shutdown: series of searches (reviews) stop
+    /// before their next search and answer with what they have. Relaxed: a flag read between
+    /// searches, ordering nothing else.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 /// The move service. Cheap to clone: one `Arc` around state that is itself safe to share.
@@ -299,6 +312,7 @@ impl Service {
                 max_budget_ms: config.max_budget_ms,
                 metrics,
                 active: ActiveSearches::default(),
+                stopping: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -320,14 +334,25 @@ impl Service {
         self.inner.pool.workers()
     }
 
+    /// Whether [`Service::cancel_all`] was called.
+    pub fn stopping(&self) -> bool {
+        self.inner
+            .stopping
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The worker pool (tests occupy it with their own jobs).
     pub fn pool(&self) -> &WorkerPool {
         &self.inner.pool
     }
 
-    /// Stops every search under way (each answers with its best move so far); returns how
-    /// many. Shutdown calls it when its timeout runs out.
+    /// Stops every search under way (each answers with its best move so far), and every
+    /// review before its next search (each answers with the plies judged); returns how many
+    /// searches. Shutdown calls it when its timeout runs out.
     pub fn cancel_all(&self) -> usize {
+        self.inner
+            .stopping
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         let flags = self.inner.active.flags();
         for flag in flags.values() {
             flag.cancel();
@@ -399,6 +424,15 @@ impl Service {
 
     /// Answers a move request for game `G`: from the cache, or by a search on a worker.
     pub async fn play<G: ServedGame>(&self, query: MoveQuery) -> Result<Served, ServiceError> {
+        self.play_on::<G>(query, Runner::Pool).await
+    }
+
+    /// [`Service::play`], with the search (if any) run by `runner`.
+    async fn play_on<G: ServedGame>(
+        &self,
+        query: MoveQuery,
+        runner: Runner<'_>,
+    ) -> Result<Served, ServiceError> {
         let asked = self.check_limits(&query)?;
         let rules = G::parse_rules(query.rules.as_ref())?;
         let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
@@ -482,36 +516,49 @@ impl Service {
         let shared_table = (!style.deterministic).then(|| self.table_for::<G>());
         let worker_metrics = Arc::clone(metrics);
         let progress = query.progress;
-        let answer = self
-            .inner
-            .pool
-            .run(times, move || {
-                // A deterministic search's fresh table is made on the worker, in its budget.
-                let private;
-                let table = match &shared_table {
-                    Some(table) => table.as_ref(),
-                    None => {
-                        private = levels::private_table::<G>(limits.max_nodes.unwrap_or(0));
-                        &private
-                    }
-                };
-                let window = search_deadline.saturating_duration_since(Instant::now());
-                let mut limits = limits;
-                if let Some(sender) = progress {
-                    let _ = sender.try_send(progress::SearchEvent::Started);
-                    let observer = progress::CellObserver::new(position.clone(), sender);
-                    limits.progress = Some(crate::engine::Progress::new(observer));
+        let queued = progress.clone();
+        let job = move || {
+            // A deterministic search's fresh table is made on the worker, in its budget.
+            let private;
+            let table = match &shared_table {
+                Some(table) => table.as_ref(),
+                None => {
+                    private = levels::private_table::<G>(limits.max_nodes.unwrap_or(0));
+                    &private
                 }
-                let answer = think(&position, &limits, options, table, window, style);
-                if matches!(&answer, Ok(a) if a.stop_reason == StopReason::Cancelled) {
-                    worker_metrics.searches_cancelled.inc();
+            };
+            let window = search_deadline.saturating_duration_since(Instant::now());
+            let mut limits = limits;
+            if let Some(sender) = progress {
+                let _ = sender.try_send(progress::SearchEvent::Started);
+                let observer = progress::CellObserver::new(position.clone(), sender);
+                limits.progress = Some(crate::engine::Progress::new(observer));
+            }
+            let answer = think(&position, &limits, options, table, window, style);
+            if matches!(&answer, Ok(a) if a.stop_reason == StopReason::Cancelled) {
+                worker_metrics.searches_cancelled.inc();
+            }
+            answer
+        };
+        let answer = match runner {
+            Runner::Pool => {
+                let pending = self.inner.pool.submit(times, job)?;
+                // A job sure to start can commit a streamed answer to 200 now, so a client
+                // waiting in the queue sees the stream open at once.
+                if pending.guaranteed()
+                    && let Some(sender) = queued
+                {
+                    let _ = sender.try_send(progress::SearchEvent::Queued);
                 }
-                answer
-            })
-            .await??;
+                pending.wait().await
+            }
+            Runner::Held(reservation) => reservation.run(job).await,
+        }??;
         if style.deterministic && answer.stop_reason == StopReason::Cancelled {
             return Err(ServiceError::DeterministicOverrun {
                 nodes: asked.max_nodes.unwrap_or(0),
+                reached: answer.nodes,
+                searched_ms: answer.elapsed.as_millis() as u64,
                 budget_ms: asked.budget_ms,
             });
         }
@@ -566,6 +613,13 @@ impl Service {
     }
 }
 
+/// Where a search runs: on the pool, admitted on its own, or on a worker held for a series
+/// of searches (a review).
+enum Runner<'a> {
+    Pool,
+    Held(&'a mut pool::Reservation),
+}
+
 /// Runs on a worker: searches and turns engine moves into cells.
 fn think<G: ServedGame>(
     position: &G,
@@ -618,6 +672,7 @@ fn think<G: ServedGame>(
                     cell: cell(m.mv),
                     score: m.score,
                     proof: m.proof,
+                    depth: m.depth,
                 })
                 .collect()
         }),

@@ -18,7 +18,9 @@
 //! withdrawn atomically, so it never runs after its 503 was sent.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -212,10 +214,21 @@ impl WorkerPool {
         R: Send + 'static,
         F: FnOnce() -> R + Send + 'static,
     {
+        self.submit(times, work)?.wait().await
+    }
+
+    /// Admits `work` or sheds it, at once (see the module doc); an admitted job is queued and
+    /// its [`Pending`] waits for its result. Dropping the `Pending` before the job starts
+    /// withdraws it.
+    pub fn submit<R, F>(&self, times: JobTimes, work: F) -> Result<Pending<R>, PoolError>
+    where
+        R: Send + 'static,
+        F: FnOnce() -> R + Send + 'static,
+    {
         let (answer_tx, answer_rx) = oneshot::channel();
         let state = Arc::new(AtomicU8::new(QUEUED));
         let metrics = Arc::clone(&self.shared.metrics);
-        let Admitted { give_up, free_at } = self.admit(
+        let admitted = self.admit(
             times,
             &state,
             Box::new(move || {
@@ -232,29 +245,24 @@ impl WorkerPool {
                 })
             }),
         )?;
-        let withdraw = Withdraw(Arc::clone(&state));
-        let mut answer_rx = answer_rx;
-        tokio::select! {
-            answer = &mut answer_rx => {
-                return answer.map_err(|_| PoolError::Panicked)?;
-            }
-            () = tokio::time::sleep_until(give_up.into()) => {}
+        Ok(Pending {
+            times,
+            admitted,
+            answer_rx,
+            withdraw: Withdraw(state),
+            metrics: Arc::clone(&self.shared.metrics),
+        })
+    }
+
+    /// A worker held for a series of jobs that together end by `times.deadline` (a game review),
+    /// admitted once, when the first job is run: the series is never shed part-way because
+    /// other requests took the workers between its jobs.
+    pub fn reserve(&self, times: JobTimes) -> Reservation {
+        Reservation {
+            pool: self.clone(),
+            times,
+            held: None,
         }
-        if state
-            .compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            self.shared.metrics.rejection("late");
-            return Err(PoolError::Overloaded {
-                reason: ShedReason::NoEarlyFinish {
-                    waited_ms: give_up.saturating_duration_since(times.arrival).as_millis() as u64,
-                },
-                retry_after: seconds_until(free_at),
-            });
-        }
-        // It started just in time: it ends by its deadline.
-        drop(withdraw);
-        answer_rx.await.map_err(|_| PoolError::Panicked)?
     }
 
     /// Decides at once whether the job may wait for a worker; if so, queues it and returns when
@@ -336,6 +344,140 @@ impl WorkerPool {
 struct Admitted {
     give_up: Instant,
     free_at: Instant,
+}
+
+/// An admitted job's result to come (see [`WorkerPool::submit`]).
+pub struct Pending<R> {
+    times: JobTimes,
+    admitted: Admitted,
+    answer_rx: oneshot::Receiver<Result<R, PoolError>>,
+    /// Withdraws the job if this is dropped before it started.
+    withdraw: Withdraw,
+    metrics: Arc<Metrics>,
+}
+
+impl<R> Pending<R> {
+    /// Whether the job is certain to start in time: a worker was idle, or the admitted jobs'
+    /// deadlines free one before the job's latest start. Otherwise it waits, within its
+    /// patience, for a search to end early, and may still be shed.
+    pub fn guaranteed(&self) -> bool {
+        self.admitted.give_up >= self.times.latest_start
+    }
+
+    /// Waits for the result; sheds the job if it has not started when its request gives up.
+    pub async fn wait(mut self) -> Result<R, PoolError> {
+        let Admitted { give_up, free_at } = self.admitted;
+        tokio::select! {
+            answer = &mut self.answer_rx => {
+                return answer.map_err(|_| PoolError::Panicked)?;
+            }
+            () = tokio::time::sleep_until(give_up.into()) => {}
+        }
+        if self
+            .withdraw
+            .0
+            .compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.metrics.rejection("late");
+            return Err(PoolError::Overloaded {
+                reason: ShedReason::NoEarlyFinish {
+                    waited_ms: give_up
+                        .saturating_duration_since(self.times.arrival)
+                        .as_millis() as u64,
+                },
+                retry_after: seconds_until(free_at),
+            });
+        }
+        // It started just in time: it ends by its deadline.
+        self.answer_rx.await.map_err(|_| PoolError::Panicked)?
+    }
+}
+
+/// A task for a held worker, with its panic caught where it runs.
+type HeldTask = Box<dyn FnOnce() + Send>;
+
+/// A worker for a series of jobs, admitted on first use (see [`WorkerPool::reserve`]).
+///
+/// The first [`Reservation::run`] admits one pool job, whose deadline is the series' own, that
+/// runs the series' tasks in turn from a channel until the reservation is dropped. While the
+/// series does other work between tasks (cache look-ups), the worker waits for it: the
+/// admission arithmetic counted it busy until the deadline anyway, so no promise made to
+/// another request depends on it. Dropping the reservation closes the channel, so the worker
+/// is free once the task it runs (if any) ends; callers cancel that task through its own flag.
+pub struct Reservation {
+    pool: WorkerPool,
+    times: JobTimes,
+    held: Option<Held>,
+}
+
+struct Held {
+    tasks: mpsc::Sender<HeldTask>,
+    /// The pool job that runs the tasks; polled while a task is awaited, so a job still queued
+    /// when its request gives up is shed as any other.
+    job: Pin<Box<dyn Future<Output = Result<(), PoolError>> + Send>>,
+    /// Set once `job` completed (with its error; it cannot succeed while `tasks` is open).
+    ended: Option<PoolError>,
+}
+
+impl Reservation {
+    /// Runs `work` on the held worker, admitting the series first if this is its first task.
+    pub async fn run<R, F>(&mut self, work: F) -> Result<R, PoolError>
+    where
+        R: Send + 'static,
+        F: FnOnce() -> R + Send + 'static,
+    {
+        if self.held.is_none() {
+            let (tasks, inbox) = mpsc::channel::<HeldTask>();
+            // Admitted now for what is left of the series' time, so that a series whose first
+            // search comes late (its first positions were cached) is judged by its remaining time.
+            let now = Instant::now();
+            let times =
+                JobTimes::for_budget(now, self.times.deadline.saturating_duration_since(now));
+            let pending = self.pool.submit(times, move || {
+                while let Ok(task) = inbox.recv() {
+                    task();
+                }
+            })?;
+            self.held = Some(Held {
+                tasks,
+                job: Box::pin(pending.wait()),
+                ended: None,
+            });
+        }
+        let Some(held) = self.held.as_mut() else {
+            return Err(PoolError::Panicked);
+        };
+        if let Some(error) = &held.ended {
+            return Err(error.clone());
+        }
+        let (answer_tx, mut answer_rx) = oneshot::channel();
+        let metrics = Arc::clone(&self.pool.shared.metrics);
+        let task: HeldTask = Box::new(move || {
+            let result = catch_unwind(AssertUnwindSafe(work)).map_err(|_| {
+                metrics.search_panics.inc();
+                tracing::error!("a search panicked; the worker goes on");
+                PoolError::Panicked
+            });
+            let _ = answer_tx.send(result);
+        });
+        if held.tasks.send(task).is_err() {
+            // The job is gone (withdrawn or ended): its result says why.
+            let error = held.job.as_mut().await.err().unwrap_or(PoolError::Panicked);
+            held.ended = Some(error.clone());
+            return Err(error);
+        }
+        tokio::select! {
+            biased;
+            answer = &mut answer_rx => answer.unwrap_or(Err(PoolError::Panicked)),
+            ended = held.job.as_mut() => {
+                // The job ended before the task ran: shed while queued, or its worker is gone.
+                let error = ended.err().unwrap_or(PoolError::Panicked);
+                held.ended = Some(error.clone());
+                Err(error)
+            }
+        }
+    }
 }
 
 /// Withdraws a job that has not started when the request's future is dropped.
@@ -428,5 +570,68 @@ mod tests {
         assert_eq!(first, Ok(()));
         assert!(matches!(second, Err(PoolError::Overloaded { .. })));
         assert!(at < Duration::from_millis(60), "shed after {at:?}");
+    }
+    #[tokio::test]
+    async fn a_reservation_holds_its_worker_between_its_jobs_until_dropped() {
+        let pool = pool(1, 0);
+        let times = JobTimes::for_budget(Instant::now(), Duration::from_secs(5));
+        let mut reservation = pool.reserve(times);
+        let first = reservation.run(|| thread::current().name().map(str::to_owned));
+        assert_eq!(first.await.unwrap().as_deref(), Some("kibitz-search-0"));
+        // Between the reservation's jobs its worker is still taken: a 1-worker pool with no
+        // queue sheds another request at once.
+        let times = JobTimes::for_budget(Instant::now(), Duration::from_millis(300));
+        assert!(matches!(
+            pool.run(times, || ()).await,
+            Err(PoolError::Overloaded { .. })
+        ));
+        assert_eq!(reservation.run(|| 2 + 2).await, Ok(4));
+        drop(reservation);
+        // Dropped: the worker is free again (the held job ends once its channel closes).
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let times = JobTimes::for_budget(Instant::now(), Duration::from_millis(300));
+            match pool.run(times, || 7).await {
+                Ok(value) => break assert_eq!(value, 7),
+                Err(_) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                Err(error) => panic!("the worker was not released: {error}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reservation_whose_job_panics_goes_on_with_its_next_job() {
+        let pool = pool(1, 0);
+        let mut reservation =
+            pool.reserve(JobTimes::for_budget(Instant::now(), Duration::from_secs(5)));
+        let failed: Result<(), _> = reservation.run(|| panic!("boom")).await;
+        assert_eq!(failed, Err(PoolError::Panicked));
+        assert_eq!(reservation.run(|| 5).await, Ok(5));
+    }
+
+    #[tokio::test]
+    async fn a_reservation_that_cannot_get_a_worker_in_time_is_shed() {
+        let pool = pool(1, 4);
+        let busy = pool.run(
+            JobTimes::for_budget(Instant::now(), Duration::from_millis(400)),
+            || thread::sleep(Duration::from_millis(300)),
+        );
+        let shed = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            // Its latest start (three quarters of 100 ms) comes before the worker is free.
+            let mut reservation = pool.reserve(JobTimes::for_budget(
+                Instant::now(),
+                Duration::from_millis(100),
+            ));
+            reservation.run(|| ()).await
+        };
+        let (busy, shed) = tokio::join!(busy, shed);
+        assert_eq!(busy, Ok(()));
+        assert!(
+            matches!(shed, Err(PoolError::Overloaded { .. })),
+            "{shed:?}"
+        );
     }
 }

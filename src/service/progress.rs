@@ -1,14 +1,17 @@
 //! Live progress of a search, in cells: what the API streams while the engine thinks.
 //!
-//! A request that wants progress puts a [`ProgressSender`] in its query. When its job starts on
-//! a worker the service sends [`SearchEvent::Started`] (so the API knows admission is passed and
-//! can commit to a streamed answer), then one [`SearchEvent::Iteration`] per completed iteration,
-//! turned from engine moves into cells by [`CellObserver`] on the search thread.
+//! A request that wants progress puts a [`ProgressSender`] in its query. When its job is
+//! admitted and sure to start in time the service sends [`SearchEvent::Queued`] (so the API
+//! knows admission is passed and can commit to a streamed answer at once, even while the job
+//! waits in the queue), when it starts on a worker [`SearchEvent::Started`], then one
+//! [`SearchEvent::Iteration`] per completed iteration, turned from engine moves into cells by
+//! [`CellObserver`] on the search thread.
 //!
 //! The channel is bounded yet never fills, so a send never blocks the search and never drops an
 //! iteration: depths only increase (the observer skips an iteration no deeper than the last one
 //! sent, as when gomoku's confirming search starts again from depth 1), depths are below
-//! [`MAX_PLY`], so one search sends at most `MAX_PLY` events including `Started`.
+//! [`MAX_PLY`], so one search sends at most `MAX_PLY + 1` events including `Queued` and
+//! `Started`.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -18,10 +21,14 @@ use tokio::sync::mpsc;
 use crate::engine::{IterationInfo, MAX_PLY, ProgressObserver, Score};
 use crate::games::{BoardGame, Cell};
 
-/// Events of one search, in order: `Started`, then iterations of increasing depth.
+/// Events of one search, in order: `Queued` (when sure of a worker), `Started`, then iterations of
+/// increasing depth.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SearchEvent {
-    /// The search has a worker: no 503 or 408 can come any more.
+    /// The search is admitted and certain to get a worker in time: no 503 or 408 can come
+    /// any more. Sent only by a search that waits in the pool's queue or is about to start.
+    Queued,
+    /// The search has a worker.
     Started,
     Iteration(IterationProgress),
 }
@@ -45,7 +52,7 @@ pub type ProgressSender = mpsc::Sender<SearchEvent>;
 pub type ProgressReceiver = mpsc::Receiver<SearchEvent>;
 
 /// Room for every event one search can send (see the module doc).
-pub const CHANNEL_CAPACITY: usize = MAX_PLY + 1;
+pub const CHANNEL_CAPACITY: usize = MAX_PLY + 2;
 
 /// A channel for one search's events.
 pub fn channel() -> (ProgressSender, ProgressReceiver) {

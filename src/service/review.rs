@@ -2,9 +2,13 @@
 //!
 //! The moves are replayed first, all of them, before any search: an illegal list is refused
 //! whole, naming the ply and why (out of the board, occupied, column full, game already over,
-//! renju forbidden point). Then each position of the game is searched once through
-//! [`Service::play`] (so the answer cache, the shared tables and the pool's admission apply as
-//! for `POST /move`): the position before ply `i` gives the best move and its score; the
+//! renju forbidden point). Then each position of the game is searched once, as `POST /move`
+//! searches it (the answer cache, the shared cache and the shared tables apply), but on one
+//! worker held for the whole review: the review is admitted once, with its first search, for
+//! its whole budget, so requests arriving between its plies cannot take the workers and shed
+//! it part-way. If a search still fails after a ply was judged, or the server stops, the
+//! review answers with the plies judged and says why it is `incomplete`; it is never thrown
+//! away. The position before ply `i` gives the best move and its score; the
 //! position after it, searched for the opponent and negated, gives the played move's score.
 //! One search per position, not two per ply, so a game of `n` plies costs `n + 1` searches at
 //! most (a position after a game-ending move is scored by the rules, not searched).
@@ -27,7 +31,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::games::ServedGame;
-use super::{MoveQuery, Service, ServiceError};
+use super::pool::JobTimes;
+use super::{MoveQuery, Runner, Service, ServiceError};
 use crate::engine::{Algorithm, Move, Outcome, Proof, Score, Side, Status, WIN, is_decisive};
 use crate::games::connect4::Connect4;
 use crate::games::gomoku::Gomoku;
@@ -154,11 +159,26 @@ pub fn thresholds(game: &str) -> Thresholds {
     }
 }
 
+/// Why a review stopped before judging every ply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Incomplete {
+    /// `shutdown` (the server is stopping) or `search_failed` (a search could not be run: its
+    /// worker failed or could not be had).
+    pub reason: &'static str,
+    /// In words.
+    pub detail: String,
+}
+
 /// A whole review.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Review {
     pub game: &'static str,
+    /// The plies judged, in order: every ply of the list, unless `incomplete`.
     pub plies: Vec<PlyReview>,
+    /// Set when the review stopped early; `plies` then holds the plies judged before.
+    pub incomplete: Option<Incomplete>,
+    /// Moves in the list (the plies a complete review judges).
+    pub moves: usize,
     /// Index into `plies` of the first ply whose move changed the proven outcome.
     pub first_outcome_change: Option<usize>,
     /// How the game stands after the last move.
@@ -495,12 +515,30 @@ impl Service {
             .count();
         let (total, ply_budget) = self.review_budgets(&query, searched)?;
         let deadline = query.arrival + Duration::from_millis(total);
+        // One worker for the whole review, admitted with its first search and held to its
+        // deadline: other requests cannot take it between plies and shed the rest.
+        let mut worker = self.pool().reserve(JobTimes::for_budget(
+            query.arrival,
+            Duration::from_millis(total),
+        ));
+        let mut incomplete = None;
         let thresholds = thresholds(G::NAME);
         let mut searches_left = searched as u64;
         let mut plies = Vec::with_capacity(replay.played.len());
         let mut first_outcome_change = None;
         let mut before: Option<Judged> = None;
         for (index, position) in positions.iter().enumerate() {
+            if position.status == Status::Ongoing && self.stopping() {
+                incomplete = Some(Incomplete {
+                    reason: "shutdown",
+                    detail: format!(
+                        "the server is shutting down: {} of {} plies judged",
+                        plies.len(),
+                        replay.played.len()
+                    ),
+                });
+                break;
+            }
             let judged = if position.status == Status::Ongoing {
                 // A fair share of what is left, capped by the per-ply budget.
                 let left = deadline
@@ -509,22 +547,42 @@ impl Service {
                 let share = (left / searches_left.max(1)).min(ply_budget);
                 searches_left = searches_left.saturating_sub(1);
                 let served = self
-                    .play::<G>(MoveQuery {
-                        game: G::NAME.to_owned(),
-                        board: position.rows.clone(),
-                        to_move: Some(position.to_move),
-                        budget_ms: Some(share.max(1)),
-                        max_depth: None,
-                        max_nodes: None,
-                        algorithm: Algorithm::AlphaBeta,
-                        analysis: false,
-                        rules: query.rules.clone(),
-                        arrival: Instant::now(),
-                        progress: None,
-                        // A review judges with full strength, whatever level played the game.
-                        style: Default::default(),
-                    })
-                    .await?;
+                    .play_on::<G>(
+                        MoveQuery {
+                            game: G::NAME.to_owned(),
+                            board: position.rows.clone(),
+                            to_move: Some(position.to_move),
+                            budget_ms: Some(share.max(1)),
+                            max_depth: None,
+                            max_nodes: None,
+                            algorithm: Algorithm::AlphaBeta,
+                            analysis: false,
+                            rules: query.rules.clone(),
+                            arrival: Instant::now(),
+                            progress: None,
+                            // A review judges with full strength, whatever level played the game.
+                            style: Default::default(),
+                        },
+                        Runner::Held(&mut worker),
+                    )
+                    .await;
+                let served = match served {
+                    Ok(served) => served,
+                    // Nothing judged yet: the request fails as a whole (a 503 can still be
+                    // retried elsewhere). Afterwards the plies judged are kept and marked.
+                    Err(error) if plies.is_empty() => return Err(error.into()),
+                    Err(error) => {
+                        incomplete = Some(Incomplete {
+                            reason: "search_failed",
+                            detail: format!(
+                                "{error}: {} of {} plies judged",
+                                plies.len(),
+                                replay.played.len()
+                            ),
+                        });
+                        break;
+                    }
+                };
                 Some(Judged {
                     best: served.answer.best,
                     score: served.answer.score,
@@ -593,7 +651,9 @@ impl Service {
         };
         Ok(Review {
             game: G::NAME,
+            moves: replay.played.len(),
             plies,
+            incomplete,
             first_outcome_change,
             status,
             elapsed: query.arrival.elapsed(),

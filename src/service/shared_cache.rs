@@ -35,7 +35,7 @@ use super::metrics::GameLabel;
 use super::{Answer, ForbiddenCell, IterationCell, ScoredCell};
 
 /// Bumped whenever the key or value layout changes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Failures in a row that open the circuit breaker.
 const BREAKER_FAILURES: u32 = 3;
@@ -388,11 +388,15 @@ struct WireEntry {
     pv: Vec<WireCell>,
     /// `[depth, nodes, score, move]` per completed iteration.
     iterations: Vec<(u32, u64, i32, WireCell)>,
-    analysis: Option<Vec<(WireCell, i32, Option<WireProof>)>>,
+    /// `[cell, score, proof, depth]` per analysed root move.
+    analysis: Option<Vec<WireScoredCell>>,
     /// `[cell, reason]` per forbidden point (renju analysis).
     #[serde(default)]
     forbidden: Option<Vec<(WireCell, String)>>,
 }
+
+/// One analysed root move: `[cell, score, proof, depth]`.
+type WireScoredCell = (WireCell, i32, Option<WireProof>, u32);
 
 fn wire_cell(cell: Cell) -> WireCell {
     [cell.row as u32, cell.col as u32]
@@ -470,7 +474,7 @@ pub fn encode(answer: &Answer) -> Vec<u8> {
         analysis: answer.analysis.as_ref().map(|moves| {
             moves
                 .iter()
-                .map(|m| (wire_cell(m.cell), m.score, m.proof.map(wire_proof)))
+                .map(|m| (wire_cell(m.cell), m.score, m.proof.map(wire_proof), m.depth))
                 .collect()
         }),
         forbidden: answer.forbidden.as_ref().map(|points| {
@@ -495,7 +499,7 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
         Some(moves) => Some(
             moves
                 .into_iter()
-                .map(|(cell, score, proof)| {
+                .map(|(cell, score, proof, depth)| {
                     Some(ScoredCell {
                         cell: cell_of(cell),
                         score,
@@ -503,6 +507,7 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
                             Some(wire) => Some(proof_of(wire)?),
                             None => None,
                         },
+                        depth,
                     })
                 })
                 .collect::<Option<Vec<_>>>()?,
@@ -606,6 +611,7 @@ mod tests {
                 cell,
                 score: 999_999,
                 proof: None,
+                depth: 1,
             }]),
             forbidden: Some(vec![ForbiddenCell {
                 cell: Cell { row: 1, col: 1 },

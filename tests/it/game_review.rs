@@ -346,3 +346,159 @@ async fn whole_numbers_written_with_a_zero_fraction_are_whole_numbers() {
     let (status, body) = review(&server, &json!({"game": "connect4", "moves": [2.5]})).await;
     assert_eq!(status, 400, "{body}");
 }
+
+/// Twelve gomoku moves around the centre that make no five.
+fn gomoku_game() -> Value {
+    let moves: Vec<Value> = [
+        (7, 7),
+        (7, 8),
+        (8, 7),
+        (8, 8),
+        (6, 6),
+        (9, 9),
+        (6, 8),
+        (9, 6),
+        (5, 5),
+        (10, 10),
+        (5, 9),
+        (10, 5),
+    ]
+    .iter()
+    .map(|&(r, c)| cell(r, c))
+    .collect();
+    json!({"game": "gomoku", "moves": moves, "ply_budget_ms": 300})
+}
+
+/// Keeps both workers of `server` busy with 400 ms gomoku searches (each on a new position, so
+/// none is cached) until the returned flag is set.
+fn keep_workers_busy(server: &Running) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for client in 0..2usize {
+        let url = server.url("/move");
+        let stop = std::sync::Arc::clone(&stop);
+        tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            let mut i = client;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut board = vec![".".repeat(15); 15];
+                let (row, col) = (i / 15 % 15, i % 15);
+                board[row].replace_range(col..=col, "X");
+                let _ = http
+                    .post(&url)
+                    .json(&json!({"game": "gomoku", "board": board, "budget_ms": 400}))
+                    .send()
+                    .await;
+                i += 2;
+            }
+        });
+    }
+    stop
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_admitted_under_load_judges_every_ply() {
+    // Before: each ply's search was admitted on its own, so under load a later one was shed and
+    // the whole review answered 503 after seconds of work.
+    let server = start_server(Config::for_tests()).await;
+    let load = keep_workers_busy(&server);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let (status, body) = review(&server, &gomoku_game()).await;
+    load.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["plies"].as_array().unwrap().len(), 12, "{body}");
+    assert_eq!(body["complete"], true, "{body}");
+    assert_eq!(body["incomplete"], Value::Null);
+    assert_schema("ReviewResponse", &body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_review_admitted_under_load_sends_every_ply_then_the_review() {
+    let server = start_server(Config::for_tests()).await;
+    let load = keep_workers_busy(&server);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let reader = post_events(&server.url("/review"), &gomoku_game()).await;
+    assert_eq!(reader.status(), 200);
+    let events = reader.collect().await;
+    load.store(true, std::sync::atomic::Ordering::Relaxed);
+    let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+    let (last, plies) = events.split_last().unwrap();
+    assert_eq!(last.name, "review", "{names:?}");
+    assert_eq!(plies.len(), 12, "{names:?}");
+    assert!(plies.iter().all(|e| e.name == "ply"), "{names:?}");
+    assert_eq!(last.data["complete"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_review_cut_by_shutdown_ends_with_its_review_marked_incomplete() {
+    // Before: the searches after the shutdown's stop went on, the process exited under them,
+    // and the stream closed with neither `review` nor `error`.
+    let config = Config {
+        drain_ms: 0,
+        shutdown_timeout_ms: 200,
+        ..Config::for_tests()
+    };
+    let mut server = start_server(config).await;
+    let mut game = gomoku_game();
+    game["ply_budget_ms"] = json!(1000);
+    let mut reader = post_events(&server.url("/review"), &game).await;
+    assert_eq!(reader.status(), 200);
+    let first = reader.next().await.expect("a first event");
+    assert_eq!(first.name, "ply");
+    let _ = server.stop.take().unwrap().send(());
+    let mut events = vec![first];
+    while let Some(event) = reader.next().await {
+        events.push(event);
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last.name, "review", "the stream ended without its review");
+    let plies = events.len() - 1;
+    assert!(plies < 12, "the review was not cut: {plies} plies");
+    assert_eq!(last.data["complete"], false);
+    assert_eq!(last.data["incomplete"]["reason"], "shutdown");
+    assert_eq!(last.data["incomplete"]["plies_left"], 12 - plies);
+    assert_eq!(last.data["plies"].as_array().unwrap().len(), plies);
+    assert_schema("ReviewResponse", &last.data);
+    let stopped = tokio::time::timeout(Duration::from_secs(5), server.task).await;
+    assert!(
+        matches!(stopped, Ok(Ok(Ok(())))),
+        "the server did not stop: {stopped:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_move_cell_is_refused_naming_the_field_and_what_is_expected() {
+    let server = start_server(Config::for_tests()).await;
+    for (bad, pointer, expected) in [
+        (json!({"row": -1, "col": 0}), "/moves/1/row", "whole number"),
+        (
+            json!({"row": 1.5, "col": 0}),
+            "/moves/1/row",
+            "whole number",
+        ),
+        (json!({"row": "3", "col": 0}), "/moves/1/row", "number"),
+        (
+            json!({"row": null, "col": 0}),
+            "/moves/1/row",
+            "whole number",
+        ),
+        (json!({"row": 0}), "/moves/1", "col"),
+        (
+            json!({"row": 0, "col": 0, "colour": "x"}),
+            "/moves/1",
+            "exactly",
+        ),
+        (json!(null), "/moves/1", "a move"),
+        (json!("b2"), "/moves/1", "a move"),
+    ] {
+        let body = json!({"game": "tictactoe", "moves": [cell(1, 1), bad]});
+        let (status, problem) = review(&server, &body).await;
+        assert_eq!(status, 400, "{bad}: {problem}");
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(
+            !detail.contains("MoveJson") && !detail.contains("enum"),
+            "{bad}: {detail}"
+        );
+        assert!(detail.contains(expected), "{bad}: {detail}");
+        assert_eq!(problem["errors"][0]["pointer"], pointer, "{bad}: {problem}");
+    }
+}

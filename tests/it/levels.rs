@@ -471,23 +471,24 @@ async fn bad_levels_seeds_and_modes_are_clear_problems() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deterministic_search_that_cannot_finish_in_its_budget_is_a_503_not_another_answer() {
+async fn a_deterministic_search_that_cannot_finish_in_its_budget_is_a_422_naming_max_nodes() {
     // A gomoku node limit far beyond what 20 ms can search, on a quiet opening (no threat
-    // sequence settles it early).
+    // sequence settles it early). Retrying cannot help: the request must change, so it is a
+    // 4xx without Retry-After (a load balancer would retry a 503 elsewhere, in vain).
     let request = with(
         gomoku(&[(7, 7, 'X'), (7, 8, 'O')]),
         json!({"deterministic": true, "max_nodes": 1_000_000_000u64, "budget_ms": 20}),
     );
     let reply = post_move(&uncached(4), request).await;
-    assert_eq!(reply.status, 503, "{}", reply.text);
+    assert_eq!(reply.status, 422, "{}", reply.text);
     assert_eq!(reply.headers["content-type"], "application/problem+json");
-    assert!(
-        reply.body["detail"]
-            .as_str()
-            .unwrap()
-            .contains("node limit"),
+    let detail = reply.body["detail"].as_str().unwrap();
+    assert!(detail.contains("node limit of 1000000000"), "{detail}");
+    assert!(detail.contains("budget_ms of 20"), "{detail}");
+    assert_eq!(
+        reply.body["errors"][0]["pointer"], "/max_nodes",
         "{}",
         reply.text
     );
-    assert!(reply.headers.contains_key("retry-after"));
+    assert!(!reply.headers.contains_key("retry-after"));
 }

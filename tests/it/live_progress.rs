@@ -306,3 +306,33 @@ fn the_progress_hook_sees_each_iteration_of_the_main_thread_once() {
         assert!(seen.windows(2).all(|w| w[1].3 > w[0].3), "nodes grow");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_stream_opens_at_once_and_answers_when_its_worker_frees() {
+    // Before: a stream waiting for a worker sent no byte, not even its status line, until the
+    // worker started (clients and proxies timed out on seconds of silence).
+    let server = start_server(Config {
+        workers: 1,
+        cache_entries: 0,
+        ..Config::for_tests()
+    })
+    .await;
+    let url = server.url("/move");
+    let mut busy = post_events(&url, &gomoku(1_500)).await;
+    assert_eq!(busy.next().await.expect("an iteration").name, "iteration");
+    // The worker frees within 1.5 s, before this search's latest start (3 s): it is sure to run.
+    let mut board = gomoku(4_000);
+    board["board"][3] = json!("...X...........");
+    let sent = Instant::now();
+    let queued = post_events(&url, &board).await;
+    let opened = sent.elapsed();
+    assert_eq!(queued.status(), 200);
+    assert!(queued.content_type().starts_with("text/event-stream"));
+    assert!(
+        opened < Duration::from_millis(700),
+        "the stream opened after {opened:?}, while queued behind a 1.5 s search"
+    );
+    let events = queued.collect().await;
+    assert_eq!(events.last().map(|e| e.name.as_str()), Some("answer"));
+    assert!(events.last().unwrap().at > Duration::from_millis(1_000));
+}

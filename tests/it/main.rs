@@ -3,6 +3,7 @@
 //! (matklad's "delete cargo integration tests" layout). The latency tests are their own binary,
 //! `tests/service_timing.rs`, so that nothing else runs beside them.
 //!
+//! - `analysis_agreement`: `analysis` agrees with the move, score and outcome it comes with.
 //! - `search_equivalence`, `connect4_equivalence`, `gomoku_search_equivalence`: alpha-beta with
 //!   every shortcut equals plain minimax; the table on or off changes nothing.
 //! - `tictactoe_perfect`: exhaustive tic-tac-toe.
@@ -22,6 +23,7 @@
 //!   hook; `sse_client` is the small SSE reader those tests use.
 //! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
 
+mod analysis_agreement;
 mod connect4_book;
 mod connect4_equivalence;
 mod connect4_opening;

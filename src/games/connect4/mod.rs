@@ -197,6 +197,7 @@ impl Connect4 {
                         mv: Move(col as u16),
                         score,
                         proof: Some(proof),
+                        depth: self.max_remaining_plies(),
                     }
                 })
                 .collect();

@@ -298,3 +298,31 @@ async fn a_panicking_handler_is_a_500_problem_without_the_cause() {
     assert_problem(&reply, 500);
     assert!(!reply.text.contains("secret"));
 }
+
+#[tokio::test]
+async fn a_number_too_large_for_its_field_is_refused_as_sent_not_clamped() {
+    // Before: 1e30 was read as 2^64 - 1 and the error named that number, which nobody sent.
+    let state = state();
+    for (field, sent, echoed) in [
+        ("budget_ms", json!(1e30), "1e+30"),
+        ("level", json!(4_294_967_296u64), "4294967296"),
+        ("max_depth", json!(1e20), "1e+20"),
+    ] {
+        let mut body = json!({"game": "tictactoe", "board": ["...", "...", "..."]});
+        body[field] = sent;
+        let reply = post_move(&state, body).await;
+        assert_problem(&reply, 400);
+        assert_eq!(pointer(&reply), format!("/{field}"));
+        assert!(
+            detail(&reply).contains(echoed),
+            "{field}: {}",
+            detail(&reply)
+        );
+        assert!(
+            !detail(&reply).contains("18446744073709551615")
+                && !detail(&reply).contains("4294967295"),
+            "{field}: {}",
+            detail(&reply)
+        );
+    }
+}

@@ -139,3 +139,49 @@ async fn a_client_that_disconnects_cancels_its_search() {
     assert_eq!(metrics.searches_cancelled.get(), 1);
     assert_eq!(metrics.searches_in_flight.get(), 0);
 }
+
+#[tokio::test]
+async fn more_workers_than_cores_are_warned_about_at_start() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let start = |workers: usize| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kibitz"))
+            .env("KIBITZ_ADDR", format!("127.0.0.1:{port}"))
+            .env("KIBITZ_WORKERS", workers.to_string())
+            .env("KIBITZ_TABLE_MB", "1")
+            .env("KIBITZ_DRAIN_MS", "0")
+            .env("KIBITZ_LOG_FORMAT", "json")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    for (workers, warned) in [(cores + 3, true), (cores, false)] {
+        let child = start(workers);
+        let url = format!("http://127.0.0.1:{port}/readyz");
+        for _ in 0..100 {
+            if reqwest::get(&url).await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let output = child.wait_with_output().unwrap();
+        let log = String::from_utf8_lossy(&output.stderr);
+        let warning = log
+            .lines()
+            .find(|line| line.contains("KIBITZ_WORKERS is above the cores"));
+        assert_eq!(
+            warning.is_some(),
+            warned,
+            "{workers} workers on {cores} cores:\n{log}"
+        );
+        if let Some(line) = warning {
+            assert!(line.contains("\"level\":\"WARN\""), "{line}");
+            assert!(line.contains(&format!("\"workers\":{workers}")), "{line}");
+        }
+    }
+}
