@@ -35,7 +35,7 @@ use tracing_subscriber::EnvFilter;
 use crate::api::{AppState, app};
 use crate::config::{Config, LogFormat};
 use crate::service::Service;
-use crate::service::metrics::Metrics;
+use crate::service::metrics::{GaugeGuard, Metrics};
 
 /// Largest read buffer of a connection, hence also the largest request head (hyper answers
 /// 431 beyond it). Honest heads are well under 2 KiB; 16 KiB per connection keeps 4096 open
@@ -146,11 +146,13 @@ pub async fn serve(
             TowerToHyperService::new(router.clone()),
         );
         let connection = graceful.watch(connection);
+        // Counted open for as long as it holds its permit.
+        let open = GaugeGuard::hold(&service.metrics().http_connections_open);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "connection ended with an error");
             }
-            drop(permit);
+            drop((permit, open));
         });
     }
     drop(listener);

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderValue, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::json;
@@ -13,6 +13,7 @@ use serde_json::json;
 use super::error::{ApiError, ApiResult};
 use super::{AppState, clip_path};
 use crate::service::games::{GameInfo, catalog, deterministic_rate};
+use crate::service::metrics::Exposition;
 use crate::service::{DEFAULT_BUDGET_MS, MAX_DEPTH};
 
 /// The OpenAPI 3.1 document, compiled in so the served contract is the one built.
@@ -92,16 +93,83 @@ pub async fn readyz(State(state): State<AppState>) -> ApiResult<Json<serde_json:
     })))
 }
 
-/// `GET /metrics`: Prometheus metrics as OpenMetrics text.
-pub async fn metrics(State(state): State<AppState>) -> Response {
+/// `GET /metrics`: Prometheus metrics, as OpenMetrics or as the 0.0.4 text format (see
+/// [`exposition_for`]). Caches are told the body depends on `Accept`.
+pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let format = exposition_for(&headers);
     (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
-        )],
-        state.service.metrics().render(),
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(format.content_type()),
+            ),
+            (header::VARY, HeaderValue::from_static("accept")),
+        ],
+        state.service.metrics().render_in(format),
     )
         .into_response()
+}
+
+/// The media type OpenMetrics is asked for by (with any `version`).
+const OPENMETRICS: &str = "application/openmetrics-text";
+
+/// Which format an `Accept` header asks `/metrics` for. OpenMetrics when a range names
+/// `application/openmetrics-text` with `q` above 0 and at least the `q` that `text/plain` gets
+/// (from its most specific range: `text/plain`, `text/*`, `*/*`; a tie goes to the format named
+/// outright); otherwise, with no `Accept` or `*/*` alone too, the 0.0.4 text format, which
+/// every scraper reads. Prometheus lists both with falling `q`s, OpenMetrics first.
+pub fn exposition_for(headers: &HeaderMap) -> Exposition {
+    let mut openmetrics_q: f32 = 0.0;
+    // (specificity, q) of the most specific range that matches text/plain.
+    let mut text: Option<(u8, f32)> = None;
+    for (essence, q) in media_ranges(headers) {
+        if essence.eq_ignore_ascii_case(OPENMETRICS) {
+            openmetrics_q = openmetrics_q.max(q);
+            continue;
+        }
+        let specificity = if essence.eq_ignore_ascii_case("text/plain") {
+            2
+        } else if essence.eq_ignore_ascii_case("text/*") {
+            1
+        } else if essence == "*/*" {
+            0
+        } else {
+            continue;
+        };
+        match text {
+            Some((known, known_q)) if known > specificity => text = Some((known, known_q)),
+            Some((known, known_q)) if known == specificity => {
+                text = Some((known, known_q.max(q)));
+            }
+            _ => text = Some((specificity, q)),
+        }
+    }
+    let text_q = text.map_or(0.0, |(_, q)| q);
+    if openmetrics_q > 0.0 && openmetrics_q >= text_q {
+        Exposition::OpenMetrics
+    } else {
+        Exposition::PrometheusText
+    }
+}
+
+/// The media ranges of every `Accept` header, each as its type (`essence`, no parameters) and
+/// its `q` (1 when absent or unreadable, clamped to 0..=1).
+fn media_ranges(headers: &HeaderMap) -> impl Iterator<Item = (&str, f32)> {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            let essence = parts.next().filter(|e| !e.is_empty())?;
+            let q = parts
+                .filter_map(|p| p.split_once('='))
+                .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+                .and_then(|(_, v)| v.trim().parse::<f32>().ok())
+                .map_or(1.0, |q| q.clamp(0.0, 1.0));
+            Some((essence, q))
+        })
 }
 
 /// `GET /openapi.yaml`: the API contract.
@@ -119,4 +187,69 @@ pub async fn openapi() -> Response {
 /// Any path without a route.
 pub async fn not_found(uri: Uri) -> ApiError {
     ApiError::NotFound(clip_path(uri.path()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asking(accept: &[&str]) -> Exposition {
+        let mut headers = HeaderMap::new();
+        for value in accept {
+            headers.append(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+        }
+        exposition_for(&headers)
+    }
+
+    #[test]
+    fn openmetrics_is_served_only_to_clients_that_name_it_and_prefer_it() {
+        use Exposition::{OpenMetrics, PrometheusText};
+        assert_eq!(asking(&[]), PrometheusText);
+        assert_eq!(asking(&["*/*"]), PrometheusText);
+        assert_eq!(asking(&["text/plain"]), PrometheusText);
+        assert_eq!(asking(&["application/json"]), PrometheusText);
+        assert_eq!(asking(&["application/openmetrics-text"]), OpenMetrics);
+        assert_eq!(
+            asking(&["Application/OpenMetrics-Text; version=0.0.1"]),
+            OpenMetrics
+        );
+        assert_eq!(
+            asking(&["application/openmetrics-text;q=0"]),
+            PrometheusText
+        );
+        // Named beside text/plain: q decides, a tie goes to the format named outright.
+        assert_eq!(
+            asking(&["text/plain, application/openmetrics-text"]),
+            OpenMetrics
+        );
+        assert_eq!(
+            asking(&["text/plain;q=0.9, application/openmetrics-text;q=0.5"]),
+            PrometheusText
+        );
+        assert_eq!(
+            asking(&["*/*;q=1", "application/openmetrics-text;q=0.5"]),
+            PrometheusText
+        );
+        // The most specific range gives text/plain its q.
+        assert_eq!(
+            asking(&["*/*, text/plain;q=0.1, application/openmetrics-text;q=0.5"]),
+            OpenMetrics
+        );
+    }
+
+    #[test]
+    fn the_accept_headers_prometheus_sends_get_openmetrics_unless_configured_for_text() {
+        // Prometheus 2.x's default scrape protocols.
+        let prometheus_2 = "application/openmetrics-text;version=1.0.0,\
+            application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert_eq!(asking(&[prometheus_2]), Exposition::OpenMetrics);
+        // Prometheus 3's defaults (UTF-8 escaping offered).
+        let prometheus_3 = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,\
+            application/openmetrics-text;version=0.0.1;q=0.4,\
+            text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1";
+        assert_eq!(asking(&[prometheus_3]), Exposition::OpenMetrics);
+        // scrape_protocols: [PrometheusText0.0.4]
+        let text_only = "text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert_eq!(asking(&[text_only]), Exposition::PrometheusText);
+    }
 }

@@ -17,7 +17,7 @@ use super::{AppState, Arrival};
 use crate::engine::{Algorithm, Proof, Score, Side};
 use crate::games::Cell;
 use crate::service::cache::CacheTier;
-use crate::service::metrics::{GameLabel, MoveLabels};
+use crate::service::metrics::{self, RequestKind, RequestRecord};
 use crate::service::{Answer, MoveQuery, Served};
 
 /// `X` or `O`.
@@ -425,12 +425,7 @@ pub async fn suggest_move(
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
     let service = &state.service;
-    let game_label = service
-        .game_names()
-        .iter()
-        .find(|&&name| name == request.game)
-        .copied()
-        .unwrap_or("unknown");
+    let game_label = metrics::game_label(&request.game);
     let query = MoveQuery {
         game: request.game,
         board: request.board,
@@ -455,25 +450,13 @@ pub async fn suggest_move(
     if super::stream::wants_event_stream(&headers) {
         return Ok(super::stream::move_events(state.clone(), query, game_label, arrival).await);
     }
+    // Counted as abandoned if the client goes away while the search runs.
+    let record = RequestRecord::start(service.metrics(), RequestKind::Move, game_label, arrival);
     let result = service.dispatch(query).await.map_err(ApiError::from);
-    let status = match &result {
+    record.finish(match &result {
         Ok(_) => 200,
         Err(error) => error.status_code().as_u16(),
-    };
-    let metrics = service.metrics();
-    metrics
-        .move_requests
-        .get_or_create(&MoveLabels {
-            game: game_label.to_owned(),
-            status,
-        })
-        .inc();
-    metrics
-        .move_duration
-        .get_or_create(&GameLabel {
-            game: game_label.to_owned(),
-        })
-        .observe(arrival.elapsed().as_secs_f64());
+    });
     let Served {
         answer,
         cached_from,

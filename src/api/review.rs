@@ -24,6 +24,7 @@ use super::moves::{CellJson, Player, whole};
 use super::stream::{EventPump, json_event, millis, wants_event_stream};
 use super::{AppState, Arrival};
 use crate::engine::{Proof, Score, Side};
+use crate::service::metrics::{self, RequestKind, RequestRecord};
 use crate::service::review::{GameStatus, PlayedMove, PlyReview, Review, ReviewError, ReviewQuery};
 
 /// A move in the list: a cell `{"row", "col"}`, or a Connect-4 column number.
@@ -274,6 +275,7 @@ pub async fn review(
     ApiJson(request): ApiJson<ReviewRequest>,
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
+    let game = metrics::game_label(&request.game);
     let query = ReviewQuery {
         game: request.game,
         board: request.board,
@@ -295,21 +297,34 @@ pub async fn review(
         arrival,
     };
     let service = state.service.clone();
+    // Counted as abandoned (499) if the client goes away before the review ends.
+    let record = RequestRecord::start(service.metrics(), RequestKind::Review, game, arrival);
     if !wants_event_stream(&headers) {
-        let review = service.review(query, None).await?;
-        return Ok(Json(ReviewResponse::from(&review)).into_response());
+        let result = service.review(query, None).await.map_err(ApiError::from);
+        record.finish(
+            result
+                .as_ref()
+                .map_or_else(|e| e.status_code().as_u16(), |_| 200),
+        );
+        return Ok(Json(ReviewResponse::from(&result?)).into_response());
     }
     // Plies are sent as judged; a slow reader holds the review back (bounded memory). Until
     // the first ply is judged, an error is still a plain problem+json response.
     let (sender, plies) = mpsc::channel::<PlyReview>(16);
     let reviewing = async move { service.review(query, Some(sender)).await };
-    let finish = |result: Result<Review, ReviewError>| {
+    let finish = move |result: Result<Review, ReviewError>| {
+        let result = result.map_err(ApiError::from);
+        record.finish(
+            result
+                .as_ref()
+                .map_or_else(|e| e.status_code().as_u16(), |_| 200),
+        );
         Ok(json_event("review", &ReviewResponse::from(&result?)))
     };
-    Ok(EventPump::new(reviewing, plies, ply_event, finish)
+    let pump = EventPump::new(reviewing, plies, ply_event, finish)
         .first()
-        .await?
-        .into_response())
+        .await?;
+    Ok(pump.into_response(state.service.metrics().event_stream_opened("/review")))
 }
 
 fn ply_event(ply: PlyReview) -> Option<Event> {

@@ -37,9 +37,9 @@ use tokio::sync::mpsc;
 use super::AppState;
 use super::error::ApiError;
 use super::moves::{CellJson, MoveResponse};
-use crate::service::metrics::{GameLabel, MoveLabels};
+use crate::service::metrics::{GaugeGuard, RequestKind, RequestRecord};
 use crate::service::progress::{self, IterationProgress, SearchEvent};
-use crate::service::{MoveQuery, Served, Service, ServiceError};
+use crate::service::{MoveQuery, Served, ServiceError};
 
 /// The media type of a streamed answer.
 pub const EVENT_STREAM: &str = "text/event-stream";
@@ -236,31 +236,17 @@ impl<M: Send + 'static, R: Send + 'static> EventPump<M, R> {
         }
     }
 
-    /// The SSE response that sends the rest of the events.
-    pub fn into_response(self) -> Response {
-        sse_response(futures_util::stream::unfold(self, |mut pump| async {
-            let event = pump.next().await?;
-            Some((Ok(event), pump))
-        }))
+    /// The SSE response that sends the rest of the events; `open` (a unit of the open-streams
+    /// gauge) is held by the body, so it is let go when the body ends or is dropped.
+    pub fn into_response(self, open: GaugeGuard) -> Response {
+        sse_response(futures_util::stream::unfold(
+            (self, open),
+            |(mut pump, open)| async {
+                let event = pump.next().await?;
+                Some((Ok(event), (pump, open)))
+            },
+        ))
     }
-}
-
-/// Records a finished `/move` request in the metrics (as the JSON handler does).
-fn record(service: &Service, game: &str, status: u16, arrival: Instant) {
-    let metrics = service.metrics();
-    metrics
-        .move_requests
-        .get_or_create(&MoveLabels {
-            game: game.to_owned(),
-            status,
-        })
-        .inc();
-    metrics
-        .move_duration
-        .get_or_create(&GameLabel {
-            game: game.to_owned(),
-        })
-        .observe(arrival.elapsed().as_secs_f64());
 }
 
 /// The `iteration` event of a search event; a queued search sends a comment line, so the
@@ -285,20 +271,20 @@ pub async fn move_events(
     let (sender, events) = progress::channel();
     query.progress = Some(sender);
     let service = state.service.clone();
-    let search = {
-        let service = service.clone();
-        async move { service.dispatch(query).await }
-    };
+    // Counted as abandoned (499) if the client goes away before the job ends: the body, and
+    // with it `finish`, is then dropped unrun.
+    let record = RequestRecord::start(service.metrics(), RequestKind::Move, game, arrival);
+    let search = async move { service.dispatch(query).await };
     // The answer event, or the error; recorded in the metrics either way.
     let finish = move |result: Result<Served, ServiceError>| match result {
         Ok(served) => {
-            record(&service, game, 200, arrival);
+            record.finish(200);
             let response = MoveResponse::new(&served.answer, served.cached_from);
             Ok(json_event("answer", &response))
         }
         Err(error) => {
             let error = ApiError::from(error);
-            record(&service, game, error.status_code().as_u16(), arrival);
+            record.finish(error.status_code().as_u16());
             Err(error)
         }
     };
@@ -308,7 +294,7 @@ pub async fn move_events(
         .first()
         .await
     {
-        Ok(pump) => pump.into_response(),
+        Ok(pump) => pump.into_response(state.service.metrics().event_stream_opened("/move")),
         Err(error) => error.into_response(),
     }
 }

@@ -555,6 +555,7 @@ impl Service {
             Runner::Held(reservation) => reservation.run(job).await,
         }??;
         if style.deterministic && answer.stop_reason == StopReason::Cancelled {
+            metrics.rejection("deterministic_overrun");
             return Err(ServiceError::DeterministicOverrun {
                 nodes: asked.max_nodes.unwrap_or(0),
                 reached: answer.nodes,

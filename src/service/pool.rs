@@ -328,6 +328,8 @@ impl WorkerPool {
                 shared: Arc::clone(shared),
             },
         };
+        // Up before the send, so the worker that takes the job never brings it below zero.
+        shared.metrics.searches_queued.inc();
         // The workers hold the receiver for as long as any pool handle exists, so this cannot
         // fail; if it did, the returned job (and its ticket, which takes this lock) must be
         // dropped after the lock is released.
@@ -335,7 +337,10 @@ impl WorkerPool {
         drop(admitted);
         match sent {
             Ok(()) => Ok(Admitted { give_up, free_at }),
-            Err(_) => Err(PoolError::Panicked),
+            Err(_) => {
+                shared.metrics.searches_queued.dec();
+                Err(PoolError::Panicked)
+            }
         }
     }
 }
@@ -500,6 +505,8 @@ fn worker_loop(receiver: &Mutex<mpsc::Receiver<Job>>, metrics: &Metrics) {
                 Err(_) => return,
             }
         };
+        // Taken off the queue, whether it runs or was withdrawn.
+        metrics.searches_queued.dec();
         let Job {
             run,
             state,

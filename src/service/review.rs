@@ -527,6 +527,7 @@ impl Service {
         let mut plies = Vec::with_capacity(replay.played.len());
         let mut first_outcome_change = None;
         let mut before: Option<Judged> = None;
+        let plies_judged = self.metrics().review_plies_of(G::NAME);
         for (index, position) in positions.iter().enumerate() {
             if position.status == Status::Ongoing && self.stopping() {
                 incomplete = Some(Incomplete {
@@ -635,6 +636,7 @@ impl Service {
                     depth: prev.depth,
                     cached: prev.cached,
                 };
+                plies_judged.inc();
                 if let Some(sink) = &sink {
                     // The receiver went away only if the client did; the review is dropped then.
                     let _ = sink.send(review.clone()).await;
