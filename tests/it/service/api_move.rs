@@ -167,7 +167,11 @@ async fn metrics_count_requests_by_game_and_status() {
     .await;
     let reply = get(&state, "/metrics").await;
     assert_eq!(reply.status, 200);
-    assert!(content_type(&reply).starts_with("application/openmetrics-text"));
+    // No Accept: the Prometheus text format, which every scraper reads.
+    assert_eq!(
+        content_type(&reply),
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
     let text = &reply.text;
     for needle in [
         r#"kibitz_move_requests_total{game="tictactoe",status="200"} 1"#,

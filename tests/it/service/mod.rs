@@ -6,6 +6,8 @@
 //! - `api_errors`: one test per error kind.
 //! - `api_games`: Connect-4, gomoku and `POST /tree` answers a client can check.
 //! - `cache`: the answer cache.
+//! - `metrics`: `/metrics` in both exposition formats; every request counted, abandoned ones
+//!   too; the open and queued gauges.
 //! - `openapi_contract`: real responses against openapi.yaml's schemas.
 //! - `socket`: the real server on port 0, and the binary itself.
 //! - `exposure`: the binary against idle, slow, stalled and half-sent clients, and SIGTERM.
@@ -16,5 +18,6 @@ mod api_move;
 mod cache;
 pub mod common;
 mod exposure;
+mod metrics;
 mod openapi_contract;
 mod socket;
