@@ -99,9 +99,24 @@ pub struct Config {
     #[arg(long, env = "KIBITZ_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
     pub log_format: LogFormat,
 
-    /// Redis URL of the answer cache shared by replicas (`redis://host:6379/`); unset: none.
-    #[arg(long, env = "KIBITZ_REDIS_URL")]
+    /// Redis URL of the answer cache shared by replicas (`redis://host:6379/`, `rediss://` for
+    /// TLS; credentials may be in it, or below); unset: none.
+    #[arg(long, env = "KIBITZ_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
+
+    /// Redis ACL user, replacing the URL's (default: the URL's, else Redis' `default`).
+    #[arg(long, env = "KIBITZ_REDIS_USERNAME")]
+    pub redis_username: Option<String>,
+
+    /// Redis password, replacing the URL's. Prefer the environment (a Kubernetes Secret) to
+    /// the flag, which other users of the machine can read in the process list.
+    #[arg(long, env = "KIBITZ_REDIS_PASSWORD", hide_env_values = true)]
+    pub redis_password: Option<Secret>,
+
+    /// PEM file of the certificates to trust for a `rediss://` Redis, instead of the Mozilla
+    /// roots built into the binary (a private CA).
+    #[arg(long, env = "KIBITZ_REDIS_CA_FILE")]
+    pub redis_ca_file: Option<std::path::PathBuf>,
 
     /// Deadline of every Redis call, in milliseconds; a slower Redis is skipped.
     #[arg(long, env = "KIBITZ_REDIS_TIMEOUT_MS", default_value_t = 5)]
@@ -118,6 +133,32 @@ pub struct Config {
     /// Origins allowed by CORS, comma-separated; `*` allows any; empty sends no CORS headers.
     #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+}
+
+/// A setting that must not be printed (a password): `Debug` shows `<redacted>`, and `--help`
+/// does not show its environment value (`hide_env_values`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The value itself, for the one place that uses it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(value.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
 }
 
 /// How log lines are written.
@@ -192,6 +233,9 @@ impl Config {
             log_format: LogFormat::Pretty,
             cors_origins: Vec::new(),
             redis_url: None,
+            redis_username: None,
+            redis_password: None,
+            redis_ca_file: None,
             redis_timeout_ms: 5,
             redis_ttl_s: 3600,
             redis_max_value_bytes: 64 * 1024,
@@ -368,6 +412,27 @@ mod tests {
         assert_eq!(config.connection_limit(10), 1);
         let config = Config::try_parse_from(["kibitz", "--max-connections", "50"]).unwrap();
         assert_eq!(config.connection_limit(1024), 50);
+    }
+
+    #[test]
+    fn the_redis_password_is_read_from_its_own_setting_and_never_printed() {
+        let config = Config::try_parse_from([
+            "kibitz",
+            "--redis-url",
+            "redis://cache:6379/",
+            "--redis-username",
+            "kibitz",
+            "--redis-password",
+            "hunter2",
+        ])
+        .unwrap();
+        assert_eq!(config.redis_username.as_deref(), Some("kibitz"));
+        assert_eq!(
+            config.redis_password.as_ref().map(Secret::expose),
+            Some("hunter2")
+        );
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("hunter2"), "{printed}");
     }
 
     #[test]

@@ -287,21 +287,8 @@ impl Service {
                 (name, Arc::new(table))
             })
             .collect();
-        let shared = match &config.redis_url {
-            Some(url) => Some(
-                shared_cache::SharedCache::new(
-                    shared_cache::SharedCacheSettings {
-                        url: url.clone(),
-                        timeout: Duration::from_millis(config.redis_timeout_ms),
-                        ttl: Duration::from_secs(config.redis_ttl_s),
-                        max_value_bytes: config.redis_max_value_bytes,
-                    },
-                    metrics.shared_cache.clone(),
-                )
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
-            ),
-            None => None,
-        };
+        let shared = shared_cache::SharedCache::from_config(config, metrics.shared_cache.clone())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         Ok(Service {
             inner: Arc::new(Inner {
                 pool,
@@ -473,7 +460,8 @@ impl Service {
             });
         }
         metrics.cache_misses.get_or_create(&label).inc();
-        if cacheable && let Some(served) = self.shared_lookup(&key, &asked, &label).await {
+        if cacheable && let Some(served) = self.shared_lookup(&key, &position, &asked, &label).await
+        {
             return Ok(served);
         }
 
@@ -585,18 +573,19 @@ impl Service {
         })
     }
 
-    /// The shared cache's answer, if it has one that serves `asked` (same rule as the local
-    /// cache); a hit is kept in the local cache too.
-    async fn shared_lookup(
+    /// The shared cache's answer, if it has one that is legal in `position` (the key's) and
+    /// serves `asked` (same rule as the local cache); a hit is kept in the local cache too.
+    async fn shared_lookup<G: ServedGame>(
         &self,
         key: &CacheKey,
+        position: &G,
         asked: &AskedLimits,
         label: &GameLabel,
     ) -> Option<Served> {
         let shared = self.inner.shared.as_ref()?;
         let metrics = &self.inner.metrics.shared_cache;
         let found = shared
-            .get(key)
+            .get(key, position)
             .await
             .filter(|answer| cache::serves(answer, asked));
         let Some(answer) = found else {

@@ -1,6 +1,7 @@
 //! Real processes for the shared-cache tests: a `redis-server` (Debian's `redis-server`
 //! package; `.ci/run` installs it, and the tests fail when it is missing) on a free loopback
-//! port, and kibitz binaries pointed at it. Used by `shared_cache` here and by the latency
+//! port (plain, with a password or an ACL, or TLS with a certificate `openssl` makes), and
+//! kibitz binaries pointed at it. Used by `shared_cache` here and by the latency
 //! tests in `tests/service_timing.rs`.
 #![allow(dead_code)]
 
@@ -25,31 +26,141 @@ impl Drop for Process {
     }
 }
 
-/// A `redis-server` on a loopback port, memory only.
+/// A `redis-server` on a loopback port, memory only: plain, with a password, over TLS, or
+/// started by a shell script (the Kubernetes manifest's).
 pub struct Redis {
     pub port: u16,
     process: Option<Process>,
+    launch: Launch,
+    /// How the tests' own connections log in.
+    auth: Option<Auth>,
+    /// The CA of a TLS server's certificate (PEM), for the tests' own connections.
+    ca: Option<Vec<u8>>,
+}
+
+/// How the server process is started: the program and its arguments (the port's included).
+#[derive(Clone)]
+struct Launch {
+    program: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+/// An ACL user (none: `default`) and its password.
+#[derive(Clone)]
+pub struct Auth {
+    pub username: Option<String>,
+    pub password: String,
+}
+
+/// The options every test server shares: loopback only, nothing written to disk.
+fn common_args(port: u16) -> Vec<String> {
+    ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        .into_iter()
+        .map(String::from)
+        .chain(["--port".to_owned(), port.to_string()])
+        .collect()
 }
 
 impl Redis {
     pub fn start() -> Self {
+        Self::launch(Vec::new(), None)
+    }
+
+    /// A server that requires `password` (`--requirepass`) of the default user.
+    pub fn start_with_password(password: &str) -> Self {
+        let auth = Auth {
+            username: None,
+            password: password.to_owned(),
+        };
+        Self::launch(vec!["--requirepass".into(), password.into()], Some(auth))
+    }
+
+    fn launch(extra: Vec<String>, auth: Option<Auth>) -> Self {
+        let port = free_port();
+        let mut args = common_args(port);
+        args.extend(extra);
+        Self::spawn(
+            port,
+            Launch {
+                program: "redis-server".into(),
+                args,
+                env: Vec::new(),
+            },
+            auth,
+            None,
+        )
+    }
+
+    /// A server started by `script` under `sh -c`, as a container would start it, with `env`
+    /// and the test's port and bind address as the script's arguments (`"$@"`); the tests'
+    /// connections log in as `auth`.
+    pub fn start_script(script: &str, env: &[(&str, &str)], auth: Auth) -> Self {
+        let port = free_port();
+        let mut args = vec!["-c".to_owned(), script.to_owned(), "sh".to_owned()];
+        args.extend(common_args(port));
+        let env = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let launch = Launch {
+            program: "sh".into(),
+            args,
+            env,
+        };
+        Self::spawn(port, launch, Some(auth), None)
+    }
+
+    /// A server that speaks TLS only, with a certificate for 127.0.0.1 signed by a CA made for
+    /// the test (`openssl`); the CA's PEM is at [`TestCa::ca_file`].
+    pub fn start_tls(ca: &TestCa) -> Self {
+        let port = free_port();
+        let mut args = common_args(0);
+        let path = |name: &str| ca.dir.join(name).display().to_string();
+        args.extend([
+            "--tls-port".to_owned(),
+            port.to_string(),
+            "--tls-cert-file".to_owned(),
+            path("server.pem"),
+            "--tls-key-file".to_owned(),
+            path("server.key"),
+            "--tls-ca-cert-file".to_owned(),
+            path("ca.pem"),
+            "--tls-auth-clients".to_owned(),
+            "no".to_owned(),
+        ]);
+        let launch = Launch {
+            program: "redis-server".into(),
+            args,
+            env: Vec::new(),
+        };
+        let pem = std::fs::read(ca.ca_file()).expect("the CA");
+        Self::spawn(port, launch, None, Some(pem))
+    }
+
+    fn spawn(port: u16, launch: Launch, auth: Option<Auth>, ca: Option<Vec<u8>>) -> Self {
         let mut redis = Redis {
-            port: free_port(),
+            port,
             process: None,
+            launch,
+            auth,
+            ca,
         };
         redis.restart();
         redis
     }
 
+    /// The URL kibitz is given: no credentials (they are the test's to pass, or not).
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        let scheme = if self.ca.is_some() { "rediss" } else { "redis" };
+        format!("{scheme}://127.0.0.1:{}/", self.port)
     }
 
     /// Starts it (again) on the same port and waits until it answers.
     pub fn restart(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
+        let child = Command::new(&self.launch.program)
+            .args(&self.launch.args)
+            .envs(self.launch.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -76,11 +187,37 @@ impl Redis {
         assert!(status.success());
     }
 
+    /// A connection logged in as the test's user (see [`Redis::start_script`]).
     pub fn connection(&self) -> Option<redis::Connection> {
-        let client = redis::Client::open(self.url()).ok()?;
+        self.connection_as(self.auth.as_ref())
+    }
+
+    /// A connection logged in as `auth` (`None`: not logged in), once it answers `PING`.
+    pub fn connection_as(&self, auth: Option<&Auth>) -> Option<redis::Connection> {
+        let client = match &self.ca {
+            Some(pem) => redis::Client::build_with_tls(
+                self.url(),
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem.clone()),
+                },
+            ),
+            None => redis::Client::open(self.url()),
+        }
+        .ok()?;
         let mut connection = client
             .get_connection_with_timeout(Duration::from_millis(200))
             .ok()?;
+        if let Some(auth) = auth {
+            let mut login = redis::cmd("AUTH");
+            if let Some(user) = &auth.username {
+                login.arg(user);
+            }
+            login
+                .arg(&auth.password)
+                .query::<()>(&mut connection)
+                .ok()?;
+        }
         redis::cmd("PING").query::<String>(&mut connection).ok()?;
         Some(connection)
     }
@@ -88,6 +225,88 @@ impl Redis {
     pub fn keys(&self) -> usize {
         let mut connection = self.connection().expect("redis answers");
         redis::cmd("DBSIZE").query(&mut connection).expect("DBSIZE")
+    }
+}
+
+/// A certificate authority and a server certificate for 127.0.0.1 it signed, made with the
+/// `openssl` command in a fresh directory (removed when dropped).
+pub struct TestCa {
+    pub dir: std::path::PathBuf,
+}
+
+impl TestCa {
+    pub fn new() -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "kibitz-test-ca-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).expect("a directory for the certificates");
+        std::fs::write(
+            dir.join("server.ext"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+             extendedKeyUsage=serverAuth\n",
+        )
+        .expect("the extensions file");
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ];
+        let steps: [Vec<&str>; 3] = [
+            [&["req", "-x509"], &ec[..]]
+                .concat()
+                .into_iter()
+                .chain(["-keyout", "ca.key", "-out", "ca.pem", "-days", "2"])
+                .chain(["-subj", "/CN=kibitz test CA"])
+                .collect(),
+            [&["req"], &ec[..]]
+                .concat()
+                .into_iter()
+                .chain(["-keyout", "server.key", "-out", "server.csr"])
+                .chain(["-subj", "/CN=localhost"])
+                .collect(),
+            vec![
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "server.pem",
+                "-days",
+                "2",
+                "-extfile",
+                "server.ext",
+            ],
+        ];
+        for args in steps {
+            let status = Command::new("openssl")
+                .args(&args)
+                .current_dir(&dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("the openssl command (Debian: apt-get install openssl)");
+            assert!(status.success(), "openssl {args:?}");
+        }
+        TestCa { dir }
+    }
+
+    pub fn ca_file(&self) -> std::path::PathBuf {
+        self.dir.join("ca.pem")
+    }
+}
+
+impl Drop for TestCa {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -99,12 +318,18 @@ pub struct Replica {
 
 impl Replica {
     pub async fn start(redis_url: &str) -> Self {
+        Self::start_with(redis_url, &[]).await
+    }
+
+    /// A replica with more `KIBITZ_*` settings (credentials, a CA file, ...).
+    pub async fn start_with(redis_url: &str, env: &[(&str, &str)]) -> Self {
         let port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
             .env("KIBITZ_ADDR", format!("127.0.0.1:{port}"))
             .env("KIBITZ_REDIS_URL", redis_url)
             .env("KIBITZ_TABLE_MB", "4")
             .env("KIBITZ_WORKERS", "1")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -126,6 +351,16 @@ impl Replica {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// `/metrics` as text.
+    pub async fn metrics(&self) -> String {
+        reqwest::get(self.url("/metrics"))
+            .await
+            .expect("an answer")
+            .text()
+            .await
+            .expect("text")
     }
 
     /// The status, the answer, and the time from sending to the whole answer read.
