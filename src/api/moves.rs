@@ -94,7 +94,7 @@ pub struct MoveRequest {
     pub rules: Option<serde_json::Value>,
     /// 1 (weakest) to 10 (full strength, the default); the range is checked by the service.
     #[serde(default, deserialize_with = "whole::option")]
-    pub level: Option<u32>,
+    pub level: Option<u64>,
     #[serde(default, deserialize_with = "seed::option")]
     pub seed: Option<u64>,
     #[serde(default)]

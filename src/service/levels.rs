@@ -30,8 +30,9 @@ use super::games::ServedGame;
 /// What a request asked about strength and reproducibility (validated by [`resolve`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlayStyle {
-    /// 1..=10; `None` is 10.
-    pub level: Option<u32>,
+    /// 1..=10; `None` is 10. Read as any whole number up to 2^64 - 1, so that an error names
+    /// the level that was sent.
+    pub level: Option<u64>,
     pub seed: Option<u64>,
     pub deterministic: bool,
 }
@@ -71,8 +72,8 @@ pub const DETERMINISTIC_TABLE_MB_CAP: usize = 16;
 /// Validates the request's style and fills in the defaults (a fresh seed for a weakened request
 /// without one).
 pub fn resolve(asked: &PlayStyle) -> Result<Style, ServiceError> {
-    let level = asked.level.unwrap_or(u32::from(FULL_STRENGTH));
-    if !(u32::from(WEAKEST)..=u32::from(FULL_STRENGTH)).contains(&level) {
+    let level = asked.level.unwrap_or(u64::from(FULL_STRENGTH));
+    if !(u64::from(WEAKEST)..=u64::from(FULL_STRENGTH)).contains(&level) {
         return Err(ServiceError::OutOfRange {
             pointer: "/level",
             message: format!(

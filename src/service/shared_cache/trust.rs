@@ -822,6 +822,28 @@ mod tests {
             ..key.clone()
         };
         assert_eq!(refused(&answer, &not_asked, &position), "analysis");
+        // Depths: one deeper than the answer is an iteration cut short; two deeper is not.
+        let mut too_deep = moves.clone();
+        too_deep[0].depth = answer.depth + 2;
+        assert_eq!(refused(&with(Some(too_deep)), &key, &position), "analysis");
+        let mut shallower_first = moves.clone();
+        shallower_first[1].depth = answer.depth + 1;
+        assert_eq!(
+            refused(&with(Some(shallower_first)), &key, &position),
+            "analysis"
+        );
+        // At full strength the answer's move is the first, with the answer's own score.
+        let mut best_second = moves.clone();
+        best_second.swap(0, 1);
+        best_second[0].score = best_second[1].score;
+        assert_eq!(
+            refused(&with(Some(best_second)), &key, &position),
+            "analysis"
+        );
+        let mut rescored = moves.clone();
+        rescored[0].score -= 1;
+        rescored[0].proof = None;
+        assert_eq!(refused(&with(Some(rescored)), &key, &position), "analysis");
     }
 
     #[test]

@@ -305,7 +305,7 @@ async fn a_number_too_large_for_its_field_is_refused_as_sent_not_clamped() {
     let state = state();
     for (field, sent, echoed) in [
         ("budget_ms", json!(1e30), "1e+30"),
-        ("level", json!(4_294_967_296u64), "4294967296"),
+        ("level", json!(1e20), "1e+20"),
         ("max_depth", json!(1e20), "1e+20"),
     ] {
         let mut body = json!({"game": "tictactoe", "board": ["...", "...", "..."]});
@@ -325,4 +325,20 @@ async fn a_number_too_large_for_its_field_is_refused_as_sent_not_clamped() {
             detail(&reply)
         );
     }
+}
+
+#[tokio::test]
+async fn a_level_out_of_range_is_refused_naming_the_level_sent() {
+    // Before: 2^32 was clamped to 4294967295 and the error named that number.
+    let state = state();
+    let body =
+        json!({"game": "tictactoe", "board": ["...", "...", "..."], "level": 4_294_967_296u64});
+    let reply = post_move(&state, body).await;
+    assert_problem(&reply, 422);
+    assert_eq!(pointer(&reply), "/level");
+    assert!(
+        detail(&reply).contains("level is 4294967296;"),
+        "{}",
+        detail(&reply)
+    );
 }
