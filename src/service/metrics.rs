@@ -11,17 +11,18 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-/// Labels of an HTTP request: the route template and the status code.
+/// Labels of an HTTP request: the route template and the status code. A `&'static str`, as
+/// the route templates are, so that counting a request allocates nothing.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabels {
-    pub route: String,
+    pub route: &'static str,
     pub status: u16,
 }
 
 /// The route template of an HTTP request.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabel {
-    pub route: String,
+    pub route: &'static str,
 }
 
 /// Labels of a move request: the game (a served game's name or `unknown`) and the status.
