@@ -155,7 +155,12 @@ impl IntoResponse for ApiError {
         let status = self.status_code();
         let detail = match &self {
             ApiError::Internal(cause) => {
-                tracing::error!(cause = %cause, "internal error");
+                let request_id = super::bookkeeping::current_request_id();
+                tracing::error!(
+                    cause = %cause,
+                    request_id = %request_id.as_deref().unwrap_or("-"),
+                    "internal error"
+                );
                 "the server failed to answer; the cause is logged".to_owned()
             }
             other => {

@@ -6,14 +6,22 @@
 //! body read with the limit enforced as it streams (413 as soon as it is crossed) and within
 //! `body_timeout_ms` of the request's arrival (408); then the JSON itself (400), through
 //! `serde_path_to_error` so the message names the field at fault as a JSON pointer. A UTF-8
-//! byte-order mark before the JSON is ignored, as RFC 8259 allows.
+//! byte-order mark before the JSON is ignored, as RFC 8259 allows; anything but white space
+//! after the value is not (a 400).
+//!
+//! [`json_response`] is the way out: a value serialised into one buffer of a capacity that
+//! holds a typical answer (axum's `Json` starts at 128 bytes and grows as it writes, which cost
+//! a cached `/move` answer about 2,000 more instructions).
 
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
-use axum::http::header;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
 use http_body_util::{BodyExt, Limited};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::error::{ApiError, FieldError};
@@ -30,19 +38,27 @@ fn is_json(request: &Request) -> bool {
         return false;
     };
     let essence = value.split(';').next().unwrap_or("").trim();
-    let essence = essence.to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let ends_with = |suffix: &str| {
+        essence.len() >= suffix.len()
+            && essence
+                .get(essence.len() - suffix.len()..)
+                .is_some_and(|end| end.eq_ignore_ascii_case(suffix))
+    };
+    essence.eq_ignore_ascii_case("application/json")
+        || (essence
+            .get(.."application/".len())
+            .is_some_and(|start| start.eq_ignore_ascii_case("application/"))
+            && ends_with("+json"))
 }
 
 impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
-        check_json(&request, state.config.max_body_bytes)?;
+        let declared = check_json(&request, state.config.max_body_bytes)?;
         // Room for the whole body, as declared (or as large as allowed when not declared),
         // held until it is parsed.
-        let room = declared_length(&request).unwrap_or(state.config.max_body_bytes as u64);
+        let room = declared.unwrap_or(state.config.max_body_bytes as u64);
         let _room = u32::try_from(room)
             .ok()
             .and_then(|bytes| {
@@ -59,11 +75,55 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
                 retry_after: Duration::from_secs(1),
             })?;
         let deadline = body_deadline(&request, state);
-        let bytes = read_json_body(request, state.config.max_body_bytes, deadline).await?;
-        let deserializer = &mut serde_json::Deserializer::from_slice(without_bom(&bytes));
-        match serde_path_to_error::deserialize(deserializer) {
-            Ok(value) => Ok(ApiJson(value)),
-            Err(error) => Err(describe(error)),
+        let bytes = read_body(request, state.config.max_body_bytes, deadline).await?;
+        parse(without_bom(&bytes)).map(ApiJson)
+    }
+}
+
+/// `json` as one `T` and nothing after it but white space, or a 400 saying what is wrong where.
+fn parse<T: DeserializeOwned>(json: &[u8]) -> Result<T, ApiError> {
+    // Tracking the path to every value costs on every request, and only a failure needs it:
+    // parse plainly, and only a body that fails is parsed again to say where.
+    let deserializer = &mut serde_json::Deserializer::from_slice(json);
+    T::deserialize(&mut *deserializer)
+        .and_then(|value| deserializer.end().map(|()| value))
+        .map_err(|_| describe_failure::<T>(json))
+}
+
+/// Why `json` is not one `T` (it must fail to parse as one), naming the field at fault.
+fn describe_failure<T: DeserializeOwned>(json: &[u8]) -> ApiError {
+    let deserializer = &mut serde_json::Deserializer::from_slice(json);
+    match serde_path_to_error::deserialize::<_, T>(&mut *deserializer) {
+        Err(error) => {
+            let pointer = pointer_of(error.path());
+            describe(pointer, &error.into_inner())
+        }
+        // The value parses; what follows it does not belong (a second value, say).
+        Ok(_) => match deserializer.end() {
+            Err(error) => describe(String::new(), &error),
+            Ok(()) => ApiError::bad_request("", "the body could not be parsed"),
+        },
+    }
+}
+
+/// Room for a `/move` answer with a few iterations and its principal variation (a tic-tac-toe
+/// answer is about 900 bytes); larger ones grow the buffer.
+const RESPONSE_CAPACITY: usize = 2048;
+
+/// `value` as an `application/json` response.
+pub fn json_response(value: &impl Serialize) -> Response {
+    let mut body = Vec::with_capacity(RESPONSE_CAPACITY);
+    match serde_json::to_writer(&mut body, value) {
+        Ok(()) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response(),
+        Err(error) => {
+            ApiError::Internal(format!("serialising a response failed: {error}")).into_response()
         }
     }
 }
@@ -91,15 +151,16 @@ fn declared_length(request: &Request) -> Option<u64> {
 }
 
 /// The checks made before a byte of the body is read: 415 unless the content type is JSON,
-/// 413 when the declared length is over `limit`.
-pub fn check_json(request: &Request, limit: usize) -> Result<(), ApiError> {
+/// 413 when the declared length is over `limit`. The declared length, if any.
+pub fn check_json(request: &Request, limit: usize) -> Result<Option<u64>, ApiError> {
     if !is_json(request) {
         return Err(ApiError::UnsupportedMediaType);
     }
-    if declared_length(request).is_some_and(|len| len > limit as u64) {
+    let declared = declared_length(request);
+    if declared.is_some_and(|len| len > limit as u64) {
         return Err(ApiError::PayloadTooLarge { limit });
     }
-    Ok(())
+    Ok(declared)
 }
 
 /// Reads a JSON body of at most `limit` bytes by `deadline`: [`check_json`]'s answers, 413 as
@@ -110,13 +171,24 @@ pub async fn read_json_body(
     deadline: Instant,
 ) -> Result<Bytes, ApiError> {
     check_json(&request, limit)?;
+    read_body(request, limit, deadline).await
+}
+
+/// [`read_json_body`] after [`check_json`].
+async fn read_body(request: Request, limit: usize, deadline: Instant) -> Result<Bytes, ApiError> {
     let started = request
         .extensions()
         .get::<Arrival>()
         .map_or_else(Instant::now, |a| a.0);
     let body: Body = request.into_body();
-    let read = Limited::new(body, limit).collect();
-    match tokio::time::timeout_at(deadline.into(), read).await {
+    let mut read = std::pin::pin!(Limited::new(body, limit).collect());
+    // A body that came with its headers is read without starting a timer; one still on its
+    // way gets the deadline (whose timeout would also have read a ready body first).
+    let read = match (&mut read).now_or_never() {
+        Some(read) => Ok(read),
+        None => tokio::time::timeout_at(deadline.into(), read).await,
+    };
+    match read {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
             Err(ApiError::PayloadTooLarge { limit })
@@ -130,11 +202,11 @@ pub async fn read_json_body(
     }
 }
 
-/// Turns a serde error into a 400 naming the field.
-fn describe(error: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+/// A serde path as a JSON pointer (RFC 6901).
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut pointer = String::new();
-    for segment in error.path().iter() {
+    for segment in path.iter() {
         pointer.push('/');
         match segment {
             Segment::Seq { index } => pointer.push_str(&index.to_string()),
@@ -144,8 +216,13 @@ fn describe(error: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
             Segment::Unknown => pointer.push('?'),
         }
     }
+    pointer
+}
+
+/// A 400 for `error` at `pointer` (`""`: the whole body).
+fn describe(pointer: String, error: &serde_json::Error) -> ApiError {
     // serde_json appends " at line L column C"; the pointer says where instead.
-    let message = error.into_inner().to_string();
+    let message = error.to_string();
     let message = match message.rfind(" at line ") {
         Some(at) => message[..at].to_owned(),
         None => message,

@@ -8,10 +8,12 @@
 //! - [`meta`]: `GET /games`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
 //! - [`json`]: the JSON extractor whose rejections are ours (415, 413, 400).
 //! - [`error`]: [`ApiError`], rendered as `application/problem+json`.
+//! - [`bookkeeping`]: the layer every request passes: arrival time, request id, metrics, log.
 //!
 //! [`app`] builds the whole router from an [`AppState`], so tests drive it in process with
 //! `tower::ServiceExt::oneshot` and `main` serves the very same router.
 
+pub mod bookkeeping;
 pub mod error;
 pub mod json;
 pub mod meta;
@@ -26,23 +28,17 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderName, HeaderValue, Method, Response, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::http::{HeaderName, HeaderValue, Method, Uri, header};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use tokio::sync::Semaphore;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tracing::Level;
 
 use crate::config::Config;
 use crate::service::Service;
-use crate::service::metrics::{RouteLabel, RouteLabels};
+use bookkeeping::BookkeepingLayer;
 
 pub use error::{ApiError, ApiResult};
 
@@ -89,53 +85,50 @@ pub struct Arrival(pub Instant);
 
 /// The whole API.
 pub fn app(state: AppState) -> Router {
-    let request_id = HeaderName::from_static(REQUEST_ID);
+    let routes: [(&'static str, MethodRouter<AppState>); 13] = [
+        ("/move", post(moves::suggest_move)),
+        ("/tree", post(tree::evaluate)),
+        ("/review", post(review::review)),
+        ("/games", get(meta::games)),
+        ("/healthz", get(meta::healthz)),
+        ("/readyz", get(meta::readyz)),
+        ("/metrics", get(meta::metrics)),
+        ("/openapi.yaml", get(meta::openapi)),
+        ("/", get(playground::page)),
+        ("/playground/style.css", get(playground::style)),
+        ("/playground/app.js", get(playground::app_script)),
+        ("/playground/tree.js", get(playground::tree_script)),
+        ("/playground/icon.svg", get(playground::icon)),
+    ];
+    let paths: Arc<[&'static str]> = routes.iter().map(|(path, _)| *path).collect();
+    let router = routes
+        .into_iter()
+        .fold(Router::new(), |router, (path, handlers)| {
+            router.route(path, handlers)
+        })
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(meta::not_found);
+    with_layers(router, paths, state)
+}
+
+/// Wraps every route of `router`, whose templates are `paths` (the metrics' route labels), in
+/// what each request passes through: [`bookkeeping`], the panic catcher (a 500 problem), and
+/// CORS when configured. Public so that a test can put a route of its own in the same layers.
+pub fn with_layers(
+    router: Router<AppState>,
+    paths: Arc<[&'static str]>,
+    state: AppState,
+) -> Router {
+    let bookkeeping = BookkeepingLayer::new(Arc::clone(state.service.metrics()), paths);
     let cors = cors_layer(&state.config.cors_origins);
-    Router::new()
-        .route("/move", post(moves::suggest_move))
-        .route("/tree", post(tree::evaluate))
-        .route("/review", post(review::review))
-        .route("/games", get(meta::games))
-        .route("/healthz", get(meta::healthz))
-        .route("/readyz", get(meta::readyz))
-        .route("/metrics", get(meta::metrics))
-        .route("/openapi.yaml", get(meta::openapi))
-        .route("/", get(playground::page))
-        .route("/playground/style.css", get(playground::style))
-        .route("/playground/app.js", get(playground::app_script))
-        .route("/playground/tree.js", get(playground::tree_script))
-        .route("/playground/icon.svg", get(playground::icon))
-        .fallback(meta::not_found)
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            record_metrics,
-        ))
+    // One `layer` call: each adds a boxed service per route that every request goes through.
+    router
         .layer(
             ServiceBuilder::new()
-                .layer(middleware::from_fn(stamp_arrival))
-                .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
-                .layer(
-                    TraceLayer::new_for_http()
-                        .make_span_with(|request: &Request<Body>| {
-                            let id = request
-                                .headers()
-                                .get(REQUEST_ID)
-                                .and_then(|v| v.to_str().ok())
-                                .unwrap_or("-");
-                            tracing::info_span!(
-                                "request",
-                                method = %request.method(),
-                                uri = %request.uri(),
-                                request_id = %id,
-                            )
-                        })
-                        .on_response(DefaultOnResponse::new().level(Level::INFO)),
-                )
-                .layer(PropagateRequestIdLayer::new(request_id))
+                .layer(bookkeeping)
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal("a handler panicked".into()).into_response()
                 }))
-                .layer(middleware::from_fn(problem_for_405))
                 .option_layer(cors),
         )
         .with_state(state)
@@ -169,29 +162,12 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
     )
 }
 
-async fn stamp_arrival(mut request: Request, next: Next) -> Response<Body> {
-    request.extensions_mut().insert(Arrival(Instant::now()));
-    next.run(request).await
-}
-
-/// axum answers a known path with the wrong method itself (405 with `Allow`); give it our body.
-async fn problem_for_405(request: Request, next: Next) -> Response<Body> {
-    let method = request.method().to_string();
-    let path = request.uri().path().to_owned();
-    let response = next.run(request).await;
-    if response.status() != StatusCode::METHOD_NOT_ALLOWED {
-        return response;
+/// A known path asked with a method it does not serve: our problem body (axum adds `Allow`).
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed {
+        method: method.to_string(),
+        path: clip_path(uri.path()),
     }
-    let allow = response.headers().get(header::ALLOW).cloned();
-    let mut problem = ApiError::MethodNotAllowed {
-        method,
-        path: clip_path(&path),
-    }
-    .into_response();
-    if let Some(allow) = allow {
-        problem.headers_mut().insert(header::ALLOW, allow);
-    }
-    problem
 }
 
 /// Request paths are echoed in messages; keep them short.
@@ -205,31 +181,4 @@ pub(crate) fn clip_path(path: &str) -> String {
         }
         format!("{}...", &path[..end])
     }
-}
-
-async fn record_metrics(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response<Body> {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", |p| p.as_str())
-        .to_owned();
-    let start = Instant::now();
-    let response = next.run(request).await;
-    let metrics = state.service.metrics();
-    metrics
-        .http_requests
-        .get_or_create(&RouteLabels {
-            route: route.clone(),
-            status: response.status().as_u16(),
-        })
-        .inc();
-    metrics
-        .http_duration
-        .get_or_create(&RouteLabel { route })
-        .observe(start.elapsed().as_secs_f64());
-    response
 }

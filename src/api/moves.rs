@@ -5,10 +5,9 @@
 
 use std::time::Instant;
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, ApiResult};
@@ -462,5 +461,8 @@ pub async fn suggest_move(
         cached_from,
         ..
     } = result?;
-    Ok(Json(MoveResponse::new(&answer, cached_from)).into_response())
+    Ok(super::json::json_response(&MoveResponse::new(
+        &answer,
+        cached_from,
+    )))
 }

@@ -53,6 +53,19 @@ async fn malformed_json_is_400() {
 }
 
 #[tokio::test]
+async fn text_after_the_json_value_is_400() {
+    let reply = raw_move(
+        &state(),
+        "application/json",
+        r#"{"game": "tictactoe", "board": ["...", "...", "..."]} {"game": "gomoku"}"#,
+    )
+    .await;
+    assert_problem(&reply, 400);
+    assert_eq!(pointer(&reply), "");
+    assert_eq!(detail(&reply), "invalid JSON body: trailing characters");
+}
+
+#[tokio::test]
 async fn a_wrong_type_is_400_naming_the_field() {
     let reply = post_move(
         &state(),

@@ -4,6 +4,7 @@
 //!
 //! - `api_move`: `POST /move` and the meta routes in process (`oneshot`).
 //! - `api_errors`: one test per error kind.
+//! - `bookkeeping`: what every request gets: log lines, metrics of a panic, ids in errors.
 //! - `api_games`: Connect-4, gomoku and `POST /tree` answers a client can check.
 //! - `cache`: the answer cache.
 //! - `metrics`: `/metrics` in both exposition formats; every request counted, abandoned ones
@@ -15,6 +16,7 @@
 mod api_errors;
 mod api_games;
 mod api_move;
+mod bookkeeping;
 mod cache;
 pub mod common;
 mod exposure;
