@@ -227,6 +227,11 @@ fn describe(pointer: String, error: &serde_json::Error) -> ApiError {
         Some(at) => message[..at].to_owned(),
         None => message,
     };
+    // A whole number too large for its field is of the schema's type (its integers have no
+    // maximum) but out of range: a 422 as any other range error, not a malformed body.
+    if let Some(message) = message.strip_prefix(super::moves::whole::OUT_OF_RANGE) {
+        return ApiError::unplayable(pointer, message);
+    }
     let detail = if pointer.is_empty() {
         format!("invalid JSON body: {message}")
     } else {

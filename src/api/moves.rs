@@ -213,6 +213,11 @@ pub(super) mod whole {
     /// 2^64 as a double: every whole double below it is an exact u64.
     pub const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
 
+    /// How a "too large" error starts. serde errors carry only text, so the JSON extractor
+    /// tells this range error (a 422: the number is an integer, as the schema asks) from a
+    /// shape error (a 400) by this prefix, which it strips.
+    pub const OUT_OF_RANGE: &str = "out of range: ";
+
     /// A required whole number, read like [`option`] (JSON Schema's `integer` includes `3.0`).
     pub fn required<'de, D, T>(deserializer: D) -> Result<T, D::Error>
     where
@@ -245,7 +250,7 @@ pub(super) mod whole {
         match value.and_then(|v| T::try_from(v).ok()) {
             Some(value) => Ok(Some(value)),
             None => Err(D::Error::custom(format!(
-                "invalid value: {number} is too large for this field"
+                "{OUT_OF_RANGE}{number} is larger than this field can be"
             ))),
         }
     }

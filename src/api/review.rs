@@ -83,6 +83,11 @@ impl<'de> Visitor<'de> for MoveVisitor {
         // JSON Schema's `integer` includes `3.0`.
         if column >= 0.0 && column.fract() == 0.0 && column < whole::TWO_TO_64 {
             self.visit_u64(column as u64)
+        } else if column >= whole::TWO_TO_64 && column.fract() == 0.0 {
+            Err(E::custom(format!(
+                "{}column {column} is larger than any board",
+                whole::OUT_OF_RANGE
+            )))
         } else {
             Err(E::custom(format!(
                 "invalid move {column}: a column is a whole number from 0"
