@@ -11,8 +11,14 @@
 //! each is sent once before the rounds, so every measured answer is a cache hit. Any answer
 //! that is not a 200 fails the run. Needs `wrk` and `taskset`; without wrk the bench says so
 //! and does nothing. `--kibitz PATH` measures another build of the server (e.g. an older one).
+//!
+//! `--callgrind N` counts instead of timing: both servers run under `valgrind --tool=callgrind`
+//! (the instrumentation off while they start), and after a warm-up N requests (8 connections,
+//! a small client in this file) are counted and the instructions a request printed. Counts do not
+//! move with the machine's load as rates do; the dumps are left for `callgrind_annotate`.
 
-use std::io::{Read, Write};
+use std::error::Error;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -59,6 +65,10 @@ struct Args {
     /// The kibitz server binary (default: the one cargo built with this bench).
     #[arg(long)]
     kibitz: Option<PathBuf>,
+    /// Instead of wrk: count each server's instructions a request under callgrind, over this
+    /// many requests (needs valgrind).
+    #[arg(long)]
+    callgrind: Option<usize>,
     /// Internal: serve the bare baseline on this port (the bench starts itself this way).
     #[arg(long, hide = true)]
     serve_baseline: Option<u16>,
@@ -72,10 +82,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(port) = args.serve_baseline {
         return baseline::serve(port);
     }
-    if Command::new("wrk").arg("--version").output().is_err() {
-        println!("http_overhead: wrk is not installed (apt-get install wrk); nothing measured");
-        return Ok(());
-    }
     let kibitz = args
         .kibitz
         .clone()
@@ -86,29 +92,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "both" => vec![Workload::Same, Workload::Rotated],
         other => return Err(format!("unknown workload {other:?}: same, rotated or both").into()),
     };
+    match args.callgrind {
+        Some(requests) => count_instructions(&args, &kibitz, &workloads, requests),
+        None => compare_rates(&args, &kibitz, &workloads),
+    }
+}
+
+/// The two servers' commands on free ports, each run under `launcher` (e.g. taskset).
+fn start_servers(launcher: &[String], kibitz: &Path) -> Result<[Server; 2], Box<dyn Error>> {
+    let launch = |program: &Path| {
+        let mut command = Command::new(&launcher[0]);
+        command.args(&launcher[1..]).arg(program);
+        command
+    };
+    let kibitz_port = free_port()?;
+    let mut kibitz_command = launch(kibitz);
+    kibitz_command.env("KIBITZ_ADDR", format!("127.0.0.1:{kibitz_port}"));
+    let kibitz_server = Server::start("kibitz", kibitz_port, &mut kibitz_command)?;
+    let bare_port = free_port()?;
+    let mut bare_command = launch(&std::env::current_exe()?);
+    bare_command.args(["--serve-baseline", &bare_port.to_string()]);
+    let bare_server = Server::start("bare axum", bare_port, &mut bare_command)?;
+    Ok([kibitz_server, bare_server])
+}
+
+/// wrk's requests a second of both servers, alternating rounds.
+fn compare_rates(args: &Args, kibitz: &Path, workloads: &[Workload]) -> Result<(), Box<dyn Error>> {
+    if Command::new("wrk").arg("--version").output().is_err() {
+        println!("http_overhead: wrk is not installed (apt-get install wrk); nothing measured");
+        return Ok(());
+    }
     let scripts = std::env::temp_dir().join(format!("kibitz-http-overhead-{}", std::process::id()));
     std::fs::create_dir_all(&scripts)?;
-
-    let core = args.server_core.to_string();
-    let kibitz_port = free_port()?;
-    let kibitz_server = Server::start(
-        "kibitz",
-        kibitz_port,
-        Command::new("taskset")
-            .args(["-c", &core])
-            .arg(&kibitz)
-            .env("KIBITZ_ADDR", format!("127.0.0.1:{kibitz_port}")),
-    )?;
-    let bare_port = free_port()?;
-    let bare_server = Server::start(
-        "bare axum",
-        bare_port,
-        Command::new("taskset")
-            .args(["-c", &core])
-            .arg(std::env::current_exe()?)
-            .args(["--serve-baseline", &bare_port.to_string()]),
-    )?;
-    let servers = [&kibitz_server, &bare_server];
+    let launcher = [
+        "taskset".to_owned(),
+        "-c".to_owned(),
+        args.server_core.to_string(),
+    ];
+    let servers = start_servers(&launcher, kibitz)?;
     println!(
         "servers on core {} ({}), wrk on core {}: {} connections, {} threads, {} rounds of {} s",
         args.server_core,
@@ -119,20 +140,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.rounds,
         args.seconds
     );
-
-    for workload in workloads {
+    for &workload in workloads {
         let script = workload.write_script(&scripts)?;
         // Every position once, checked: from here on kibitz answers from its cache.
-        for server in servers {
+        for server in &servers {
             for position in workload.positions() {
                 server.check_answer(position)?;
             }
-            wrk(&args, server.port, &script, 1)?;
+            wrk(args, server.port, &script, 1)?;
         }
         let mut rates = [Vec::new(), Vec::new()];
         for round in 1..=args.rounds {
-            for (rates, server) in rates.iter_mut().zip(servers) {
-                let rate = wrk(&args, server.port, &script, args.seconds)?;
+            for (rates, server) in rates.iter_mut().zip(&servers) {
+                let rate = wrk(args, server.port, &script, args.seconds)?;
                 println!(
                     "{} round {round}: {:<9} {rate:>9.0} requests/s",
                     workload.name(),
@@ -152,9 +172,156 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             kibitz_rates.median / bare_rates.median
         );
     }
-    drop(kibitz_server);
-    drop(bare_server);
+    drop(servers);
     std::fs::remove_dir_all(&scripts)?;
+    Ok(())
+}
+
+/// Instructions a request of both servers under callgrind: `requests` requests counted after a
+/// warm-up of 500 (the start-up runs with the instrumentation off). Counts, unlike rates, do
+/// not move with the machine's load.
+fn count_instructions(
+    args: &Args,
+    kibitz: &Path,
+    workloads: &[Workload],
+    requests: usize,
+) -> Result<(), Box<dyn Error>> {
+    let dumps = std::env::temp_dir().join(format!("kibitz-callgrind-{}", std::process::id()));
+    std::fs::create_dir_all(&dumps)?;
+    let launcher = [
+        "valgrind".to_owned(),
+        "--tool=callgrind".to_owned(),
+        "--instr-atstart=no".to_owned(),
+        format!("--callgrind-out-file={}/%p", dumps.display()),
+    ];
+    let servers = start_servers(&launcher, kibitz)?;
+    for server in &servers {
+        callgrind_control(&["--instr=on", &server.child.id().to_string()])?;
+    }
+    for &workload in workloads {
+        for server in &servers {
+            for position in workload.positions() {
+                server.check_answer(position)?;
+            }
+            send_requests(server.port, workload, 500, args.connections)?;
+            let pid = server.child.id().to_string();
+            callgrind_control(&["--zero", &pid])?;
+            send_requests(server.port, workload, requests, args.connections)?;
+            callgrind_control(&["--dump", &pid])?;
+            let dump = latest_dump(&dumps, &pid)?;
+            let instructions = std::fs::read_to_string(&dump)?
+                .lines()
+                .find_map(|line| line.strip_prefix("summary:"))
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .ok_or_else(|| format!("no summary in {}", dump.display()))?;
+            println!(
+                "{}: {:<9} {:.1} k instructions a request ({requests} requests, {})",
+                workload.name(),
+                server.name,
+                instructions as f64 / requests as f64 / 1e3,
+                dump.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn callgrind_control(args: &[&str]) -> Result<(), String> {
+    let status = Command::new("callgrind_control")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("running callgrind_control (valgrind): {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("callgrind_control {args:?} failed"))
+    }
+}
+
+/// The newest dump callgrind wrote for process `pid` (`<pid>.<n>`).
+fn latest_dump(dir: &Path, pid: &str) -> Result<PathBuf, Box<dyn Error>> {
+    let mut parts: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let part = name.strip_prefix(pid)?.strip_prefix('.')?.parse().ok()?;
+            Some((part, entry.path()))
+        })
+        .collect();
+    parts.sort();
+    parts
+        .pop()
+        .map(|(_, path)| path)
+        .ok_or_else(|| format!("callgrind wrote no dump for {pid} in {}", dir.display()).into())
+}
+
+/// Sends `requests` `/move`s of `workload` over `connections` keep-alive connections, one in
+/// flight on each, and insists on 200s.
+fn send_requests(
+    port: u16,
+    workload: Workload,
+    requests: usize,
+    connections: usize,
+) -> Result<(), Box<dyn Error>> {
+    let positions = workload.positions();
+    let request = |i: usize| {
+        let body = body(positions[i % positions.len()]);
+        format!(
+            "POST /move HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let mut streams = (0..connections.min(requests))
+        .map(|_| Ok(BufReader::new(TcpStream::connect(("127.0.0.1", port))?)))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let mut sent = 0;
+    for stream in &mut streams {
+        stream.get_mut().write_all(request(sent).as_bytes())?;
+        sent += 1;
+    }
+    let mut answered = 0;
+    while answered < requests {
+        for stream in &mut streams {
+            if answered == sent {
+                break;
+            }
+            read_answer(stream)?;
+            answered += 1;
+            if sent < requests {
+                stream.get_mut().write_all(request(sent).as_bytes())?;
+                sent += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads one response (a 200 with `Content-Length`) off a keep-alive connection.
+fn read_answer(stream: &mut BufReader<TcpStream>) -> Result<(), Box<dyn Error>> {
+    let mut line = String::new();
+    stream.read_line(&mut line)?;
+    if !line.starts_with("HTTP/1.1 200") {
+        return Err(format!("not a 200: {line}").into());
+    }
+    let mut length = None;
+    loop {
+        line.clear();
+        stream.read_line(&mut line)?;
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let length = length.ok_or("an answer without Content-Length")?;
+    stream.read_exact(&mut vec![0; length])?;
     Ok(())
 }
 
@@ -276,8 +443,9 @@ impl Server {
         let server = Server { name, port, child };
         let started = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if started.elapsed() > Duration::from_secs(20) {
-                return Err(format!("{name} did not listen on port {port} within 20 s"));
+            // Valgrind takes a while.
+            if started.elapsed() > Duration::from_secs(60) {
+                return Err(format!("{name} did not listen on port {port} within 60 s"));
             }
             std::thread::sleep(Duration::from_millis(20));
         }

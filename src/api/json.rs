@@ -8,20 +8,14 @@
 //! `serde_path_to_error` so the message names the field at fault as a JSON pointer. A UTF-8
 //! byte-order mark before the JSON is ignored, as RFC 8259 allows; anything but white space
 //! after the value is not (a 400).
-//!
-//! [`json_response`] is the way out: a value serialised into one buffer of a capacity that
-//! holds a typical answer (axum's `Json` starts at 128 bytes and grows as it writes, which cost
-//! a cached `/move` answer about 2,000 more instructions).
 
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
-use axum::http::{HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::header;
 use futures_util::FutureExt;
 use http_body_util::{BodyExt, Limited};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::error::{ApiError, FieldError};
@@ -103,28 +97,6 @@ fn describe_failure<T: DeserializeOwned>(json: &[u8]) -> ApiError {
             Err(error) => describe(String::new(), &error),
             Ok(()) => ApiError::bad_request("", "the body could not be parsed"),
         },
-    }
-}
-
-/// Room for a `/move` answer with a few iterations and its principal variation (a tic-tac-toe
-/// answer is about 900 bytes); larger ones grow the buffer.
-const RESPONSE_CAPACITY: usize = 2048;
-
-/// `value` as an `application/json` response.
-pub fn json_response(value: &impl Serialize) -> Response {
-    let mut body = Vec::with_capacity(RESPONSE_CAPACITY);
-    match serde_json::to_writer(&mut body, value) {
-        Ok(()) => (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            body,
-        )
-            .into_response(),
-        Err(error) => {
-            ApiError::Internal(format!("serialising a response failed: {error}")).into_response()
-        }
     }
 }
 

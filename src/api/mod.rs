@@ -9,10 +9,12 @@
 //! - [`json`]: the JSON extractor whose rejections are ours (415, 413, 400).
 //! - [`error`]: [`ApiError`], rendered as `application/problem+json`.
 //! - [`bookkeeping`]: the layer every request passes: arrival time, request id, metrics, log.
+//! - [`answer_bodies`]: the bodies of cached answers, serialised once.
 //!
 //! [`app`] builds the whole router from an [`AppState`], so tests drive it in process with
 //! `tower::ServiceExt::oneshot` and `main` serves the very same router.
 
+pub mod answer_bodies;
 pub mod bookkeeping;
 pub mod error;
 pub mod json;
@@ -38,6 +40,7 @@ use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
 use crate::config::Config;
 use crate::service::Service;
+use answer_bodies::AnswerBodies;
 use bookkeeping::BookkeepingLayer;
 
 pub use error::{ApiError, ApiResult};
@@ -60,6 +63,8 @@ pub struct AppState {
     /// Bytes of `/move` bodies being received, one permit a byte (`max_body_bytes_in_flight`):
     /// a body is read only once its declared size fits, so stalled uploads cannot add up.
     pub body_bytes: Arc<Semaphore>,
+    /// The `/move` bodies of answers served from the answer cache, so each is serialised once.
+    pub answer_bodies: Arc<AnswerBodies>,
 }
 
 impl AppState {
@@ -75,6 +80,7 @@ impl AppState {
             )),
             config: Arc::new(config),
             ready: Arc::new(AtomicBool::new(true)),
+            answer_bodies: Arc::default(),
         }
     }
 }

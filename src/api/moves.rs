@@ -466,8 +466,5 @@ pub async fn suggest_move(
         cached_from,
         ..
     } = result?;
-    Ok(super::json::json_response(&MoveResponse::new(
-        &answer,
-        cached_from,
-    )))
+    Ok(state.answer_bodies.response(&answer, cached_from))
 }

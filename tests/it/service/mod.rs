@@ -3,6 +3,7 @@
 //! cores.
 //!
 //! - `api_move`: `POST /move` and the meta routes in process (`oneshot`).
+//! - `answer_bodies`: cached answers' bodies, kept: the right one served, within bounds.
 //! - `api_errors`: one test per error kind.
 //! - `bookkeeping`: what every request gets: log lines, metrics of a panic, ids in errors.
 //! - `api_games`: Connect-4, gomoku and `POST /tree` answers a client can check.
@@ -13,6 +14,7 @@
 //! - `socket`: the real server on port 0, and the binary itself.
 //! - `exposure`: the binary against idle, slow, stalled and half-sent clients, and SIGTERM.
 
+mod answer_bodies;
 mod api_errors;
 mod api_games;
 mod api_move;
