@@ -10,7 +10,8 @@
 //! every request ("same"), and eight positions in turn through a wrk Lua script ("rotated");
 //! each is sent once before the rounds, so every measured answer is a cache hit. Any answer
 //! that is not a 200 fails the run. Needs `wrk` and `taskset`; without wrk the bench says so
-//! and does nothing. `--kibitz PATH` measures another build of the server (e.g. an older one).
+//! and does nothing. `--kibitz PATH` measures another build of the server (e.g. an older one);
+//! `--pad-bare 800` makes the bare server's answer as long as kibitz's, a second bar.
 //!
 //! `--callgrind N` counts instead of timing: both servers run under `valgrind --tool=callgrind`
 //! (the instrumentation off while they start), and after a warm-up N requests (8 connections,
@@ -69,6 +70,11 @@ struct Args {
     /// many requests (needs valgrind).
     #[arg(long)]
     callgrind: Option<usize>,
+    /// The bare server's answer carries this many bytes more (a `pad` string): with about 800
+    /// it is as long as kibitz's tic-tac-toe answer, which separates what the longer answer
+    /// costs (the kernel's part above all) from what kibitz's own work does.
+    #[arg(long, default_value_t = 0)]
+    pad_bare: usize,
     /// Internal: serve the bare baseline on this port (the bench starts itself this way).
     #[arg(long, hide = true)]
     serve_baseline: Option<u16>,
@@ -80,7 +86,7 @@ struct Args {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     if let Some(port) = args.serve_baseline {
-        return baseline::serve(port);
+        return baseline::serve(port, args.pad_bare);
     }
     let kibitz = args
         .kibitz
@@ -99,7 +105,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The two servers' commands on free ports, each run under `launcher` (e.g. taskset).
-fn start_servers(launcher: &[String], kibitz: &Path) -> Result<[Server; 2], Box<dyn Error>> {
+fn start_servers(
+    launcher: &[String],
+    kibitz: &Path,
+    pad_bare: usize,
+) -> Result<[Server; 2], Box<dyn Error>> {
     let launch = |program: &Path| {
         let mut command = Command::new(&launcher[0]);
         command.args(&launcher[1..]).arg(program);
@@ -111,7 +121,12 @@ fn start_servers(launcher: &[String], kibitz: &Path) -> Result<[Server; 2], Box<
     let kibitz_server = Server::start("kibitz", kibitz_port, &mut kibitz_command)?;
     let bare_port = free_port()?;
     let mut bare_command = launch(&std::env::current_exe()?);
-    bare_command.args(["--serve-baseline", &bare_port.to_string()]);
+    bare_command.args([
+        "--serve-baseline",
+        &bare_port.to_string(),
+        "--pad-bare",
+        &pad_bare.to_string(),
+    ]);
     let bare_server = Server::start("bare axum", bare_port, &mut bare_command)?;
     Ok([kibitz_server, bare_server])
 }
@@ -129,11 +144,13 @@ fn compare_rates(args: &Args, kibitz: &Path, workloads: &[Workload]) -> Result<(
         "-c".to_owned(),
         args.server_core.to_string(),
     ];
-    let servers = start_servers(&launcher, kibitz)?;
+    let servers = start_servers(&launcher, kibitz, args.pad_bare)?;
     println!(
-        "servers on core {} ({}), wrk on core {}: {} connections, {} threads, {} rounds of {} s",
+        "servers on core {} ({}; bare answers padded by {} bytes), wrk on core {}: {} connections, \
+         {} threads, {} rounds of {} s",
         args.server_core,
         kibitz.display(),
+        args.pad_bare,
         args.client_core,
         args.connections,
         args.threads,
@@ -194,7 +211,7 @@ fn count_instructions(
         "--instr-atstart=no".to_owned(),
         format!("--callgrind-out-file={}/%p", dumps.display()),
     ];
-    let servers = start_servers(&launcher, kibitz)?;
+    let servers = start_servers(&launcher, kibitz, args.pad_bare)?;
     for server in &servers {
         callgrind_control(&["--instr=on", &server.child.id().to_string()])?;
     }
@@ -483,6 +500,8 @@ impl Drop for Server {
 
 /// The bar: axum as its guide shows it, parsing the body kibitz parses.
 mod baseline {
+    use std::sync::OnceLock;
+
     use axum::Json;
     use axum::Router;
     use axum::routing::post;
@@ -520,7 +539,12 @@ mod baseline {
         mv: Cell,
         score: i32,
         cached: bool,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        pad: &'static str,
     }
+
+    /// `--pad-bare`'s bytes.
+    static PAD: OnceLock<String> = OnceLock::new();
 
     async fn suggest_move(Json(request): Json<MoveRequest>) -> Json<MoveResponse> {
         let free = request
@@ -534,10 +558,12 @@ mod baseline {
             mv: free,
             score: 0,
             cached: true,
+            pad: PAD.get().map_or("", String::as_str),
         })
     }
 
-    pub fn serve(port: u16) -> Result<(), Box<dyn std::error::Error>> {
+    pub fn serve(port: u16, pad: usize) -> Result<(), Box<dyn std::error::Error>> {
+        PAD.get_or_init(|| "x".repeat(pad));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;

@@ -6,12 +6,12 @@
 use std::time::Instant;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, ApiResult};
 use super::json::ApiJson;
+use super::stream::WantsEventStream;
 use super::{AppState, Arrival};
 use crate::engine::{Algorithm, Proof, Score, Side};
 use crate::games::Cell;
@@ -424,7 +424,7 @@ impl MoveResponse {
 pub async fn suggest_move(
     State(state): State<AppState>,
     arrival: Option<axum::Extension<Arrival>>,
-    headers: HeaderMap,
+    WantsEventStream(streamed): WantsEventStream,
     ApiJson(request): ApiJson<MoveRequest>,
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
@@ -451,7 +451,7 @@ pub async fn suggest_move(
         arrival,
         progress: None,
     };
-    if super::stream::wants_event_stream(&headers) {
+    if streamed {
         return Ok(super::stream::move_events(state.clone(), query, game_label, arrival).await);
     }
     // Counted as abandoned if the client goes away while the search runs.

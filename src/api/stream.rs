@@ -28,6 +28,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -66,6 +68,18 @@ pub fn wants_event_stream(headers: &HeaderMap) -> bool {
                     })
                 })
         })
+}
+
+/// [`wants_event_stream`] as an extractor: it reads `Accept` in place, where taking the
+/// `HeaderMap` would copy every header of every `/move` request.
+pub struct WantsEventStream(pub bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for WantsEventStream {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Infallible> {
+        Ok(WantsEventStream(wants_event_stream(&parts.headers)))
+    }
 }
 
 /// The `iteration` event's data.

@@ -448,9 +448,7 @@ impl Service {
             style,
         };
         let metrics = &self.inner.metrics;
-        let label = GameLabel {
-            game: G::NAME.to_owned(),
-        };
+        let label = GameLabel { game: G::NAME };
         if cacheable && let Some(answer) = self.inner.cache.get(&key, &asked) {
             metrics.cache_hits.get_or_create(&label).inc();
             return Ok(Served {

@@ -8,7 +8,8 @@
 //!
 //! Every label takes its value from a closed set (route templates, compiled-in game names,
 //! status codes, fixed reasons), never from request text, so the number of series, and with it
-//! the memory the registry takes, is bounded whatever clients send.
+//! the memory the registry takes, is bounded whatever clients send. Those sets are compiled in,
+//! so the labels are `&'static str`: counting a request allocates nothing.
 //!
 //! - [`requests`]: guards that count a request or an open stream even when its future is
 //!   dropped (a client that went away).
@@ -29,8 +30,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 pub use requests::{ABANDONED, GaugeGuard, RequestKind, RequestRecord};
 
-/// Labels of an HTTP request: the route template and the status code. A `&'static str`, as
-/// the route templates are, so that counting a request allocates nothing.
+/// Labels of an HTTP request: the route template and the status code.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RouteLabels {
     pub route: &'static str,
@@ -47,20 +47,20 @@ pub struct RouteLabel {
 /// status it was answered with ([`ABANDONED`] when the client went away first).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct GameStatusLabels {
-    pub game: String,
+    pub game: &'static str,
     pub status: u16,
 }
 
 /// The game a search or cache lookup was for.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct GameLabel {
-    pub game: String,
+    pub game: &'static str,
 }
 
 /// Why a request was shed.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReasonLabel {
-    pub reason: String,
+    pub reason: &'static str,
 }
 
 /// The two text formats `/metrics` speaks.
@@ -325,22 +325,14 @@ impl Metrics {
     }
 
     /// Counts a request shed for `reason`.
-    pub fn rejection(&self, reason: &str) {
-        self.rejections
-            .get_or_create(&ReasonLabel {
-                reason: reason.to_owned(),
-            })
-            .inc();
+    pub fn rejection(&self, reason: &'static str) {
+        self.rejections.get_or_create(&ReasonLabel { reason }).inc();
     }
 
     /// The plies-judged counter of `game`, to keep across `.await`s (a family's lookup guard
     /// may not be).
-    pub fn review_plies_of(&self, game: &str) -> Counter {
-        self.review_plies
-            .get_or_create(&GameLabel {
-                game: game.to_owned(),
-            })
-            .clone()
+    pub fn review_plies_of(&self, game: &'static str) -> Counter {
+        self.review_plies.get_or_create(&GameLabel { game }).clone()
     }
 
     /// A unit of `kibitz_event_streams_open{route}`, for a stream's body to hold.

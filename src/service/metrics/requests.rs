@@ -59,9 +59,7 @@ impl RequestRecord {
     pub fn finish(mut self, status: u16) {
         self.finished = true;
         self.count(status);
-        let label = GameLabel {
-            game: self.game.to_owned(),
-        };
+        let label = GameLabel { game: self.game };
         let duration = match self.kind {
             RequestKind::Move => &self.metrics.move_duration,
             RequestKind::Review => &self.metrics.review_duration,
@@ -78,7 +76,7 @@ impl RequestRecord {
         };
         requests
             .get_or_create(&GameStatusLabels {
-                game: self.game.to_owned(),
+                game: self.game,
                 status,
             })
             .inc();
