@@ -165,28 +165,4 @@ pub trait Game: Clone + Send + Sync + 'static {
     fn move_order_hint(&self, _mv: Move) -> i32 {
         0
     }
-
-    /// Late-move reduction: how many plies shallower to try `mv`, the `move_number`-th move
-    /// searched here (0 = first) with `depth` plies left. A reduced move that beats alpha is
-    /// searched again at full depth, but one that fails low is believed, so any reduction makes
-    /// the search inexact: only games that already give up exactness (a selective view) may
-    /// return more than 0. Never asked at the root or when the mover must answer a threat.
-    fn reduction(&self, _mv: Move, _move_number: usize, _depth: i32) -> i32 {
-        0
-    }
-
-    /// Reverse futility margin with `depth` plies left: a null-window node whose static
-    /// evaluation beats beta by this much returns without a search. Like a reduction it makes
-    /// the search inexact, so only a selective view may return `Some`. Never asked when the
-    /// mover must answer a threat or beta is a mate score.
-    fn futility_margin(&self, _depth: i32) -> Option<Score> {
-        None
-    }
-
-    /// Razoring margin with `depth` plies left: a null-window node whose static evaluation
-    /// falls this far below alpha returns it without a search (the mirror of
-    /// [`Game::futility_margin`], with the same conditions).
-    fn razor_margin(&self, _depth: i32) -> Option<Score> {
-        None
-    }
 }

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use super::game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Status, WIN, is_decisive};
+use super::game::{Game, INFINITY, MAX_PLY, Move, Score, Status, WIN, is_decisive};
 use super::limits::{CHECK_INTERVAL, SearchLimits, StopReason};
 use super::ordering::{MoveOrdering, pick_best};
 use super::progress::IterationInfo;
@@ -618,27 +618,6 @@ impl<'t, G: Game> Searcher<'t, G> {
             }
         }
 
-        // Step 5b. Reverse futility and razoring: far enough above beta, or below alpha, near
-        // the horizon, trust the evaluation (selective views only: `Game::futility_margin`,
-        // `Game::razor_margin`).
-        if beta - alpha == 1 && beta.abs() < MATE_BOUND && !self.pos.must_answer_threat() {
-            let above = self.pos.futility_margin(depth);
-            let below = self.pos.razor_margin(depth);
-            if above.is_some() || below.is_some() {
-                let eval = self.pos.evaluate();
-                if let Some(margin) = above
-                    && eval - margin >= beta
-                {
-                    return eval - margin;
-                }
-                if let Some(margin) = below
-                    && eval + margin <= alpha
-                {
-                    return eval;
-                }
-            }
-        }
-
         // Step 6. Generate and order the moves worth searching.
         let mut moves = std::mem::take(&mut self.move_buffers[ply]);
         let mut keys = std::mem::take(&mut self.key_buffers[ply]);
@@ -657,26 +636,15 @@ impl<'t, G: Game> Searcher<'t, G> {
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = Move::NONE;
-        let may_reduce = !self.pos.must_answer_threat();
         for i in 0..moves.len() {
             pick_best(&mut moves, &mut keys, i);
             let mv = moves[i];
-            let reduction = if may_reduce && i > 0 {
-                self.pos
-                    .reduction(mv, i, depth)
-                    .clamp(0, (depth - 1).max(0))
-            } else {
-                0
-            };
             self.pos.make(mv);
             let mut score;
             if i == 0 {
                 score = -self.negamax(depth - 1, ply + 1, -beta, -alpha);
             } else {
-                score = -self.negamax(depth - 1 - reduction, ply + 1, -alpha - 1, -alpha);
-                if reduction > 0 && score > alpha && self.stopped.is_none() {
-                    score = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha);
-                }
+                score = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha);
                 if score > alpha && score < beta && self.stopped.is_none() {
                     score = -self.negamax(depth - 1, ply + 1, -beta, -alpha);
                 }

@@ -105,7 +105,7 @@ fn a_four_of_the_opponent_is_blocked() {
 #[test]
 fn facing_an_open_four_on_a_big_board_the_loss_is_proven_and_one_end_blocked() {
     // O to move; X's open four has two completion cells, so any block loses in two plies. On
-    // 15x15 the main search is selective: its loss must still be confirmed and reported.
+    // 15x15 the main search prunes: its loss must still be confirmed and reported.
     let p = position(&[
         "...............",
         "...............",

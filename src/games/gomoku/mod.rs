@@ -5,14 +5,15 @@
 //! counts), the win test (a cell whose pattern is a five), move ordering (threats made and
 //! blocked), the threat rules that prune the moves worth searching, and the horizon extension
 //! of forced answers.
-//! [`Gomoku::think`] runs the threat searches ([`vcf`], [`vct`]) before the generic engine spends
-//! the rest of the budget, then checks the chosen move against the opponent's threats;
-//! [`pbrain`] speaks the Gomocup protocol.
+//! [`Gomoku::think`] runs the threat searches ([`vcf`], [`vct`]) first, then on big boards
+//! gomoku's own alpha-beta ([`search`]: threats inside the tree, hard pruning where the position
+//! is quiet) and on small ones the exact generic engine, then checks the chosen move against the
+//! opponent's threats; [`pbrain`] speaks the Gomocup protocol.
 //!
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
 //! - [`board`]: stones, line masks, incremental patterns, cell shapes and hash.
 //! - [`eval`]: the evaluation's weights (fitted to a strong engine's judgement).
-//! - [`selective`]: the view of a position the main search uses on big boards (best moves only).
+//! - [`search`]: the main search on big boards ([`search::ThreatSearch`]).
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
 //! - [`renju`]: renju's forbidden points for black (exact, recursive).
@@ -23,7 +24,7 @@ pub mod eval;
 pub mod patterns;
 pub mod pbrain;
 pub mod renju;
-pub mod selective;
+pub mod search;
 pub mod vcf;
 pub mod vct;
 
@@ -31,9 +32,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::engine::search::search as exact_search;
 use crate::engine::{
     Algorithm, Game, MATE_BOUND, Move, Outcome, Proof, Score, SearchLimits, SearchOptions,
-    SearchReport, Side, Status, StopReason, TableStats, TranspositionTable, WIN, search,
+    SearchReport, Side, Status, StopReason, TableStats, TranspositionTable, WIN,
 };
 
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
@@ -590,9 +592,10 @@ impl BoardGame for Gomoku {
     /// 1. A five now: play it (proven, 1 ply).
     /// 2. A VCF (continuous fours) for the mover, then a VCT (fours and threes, capped at a
     ///    quarter of the budget): play its first move, proven, with the line's length.
-    /// 3. The engine's iterative deepening with the shared table for four fifths of what is
-    ///    left; on boards above 100 cells through the [`selective`] view (quiet nodes search
-    ///    their best few moves), whose decisive scores are therefore not reported as proofs.
+    /// 3. Iterative deepening with the shared table for 70 % of what is left: on boards above
+    ///    100 cells gomoku's own [`search::ThreatSearch`] (threats inside the tree, hard
+    ///    pruning where the position is quiet), whose decisive scores are reported as proofs
+    ///    only once the exact engine confirms them; on smaller boards the exact engine.
     /// 4. A defence check: if the opponent has a VCF or a VCT (any length, 25,000 nodes a try)
     ///    after the chosen move, the first candidate not shown to lose is played instead: the
     ///    opponent's key cell, then the engine's earlier choices, then by threat order.
@@ -612,7 +615,7 @@ impl BoardGame for Gomoku {
             || options.analysis
             || self.status() != Status::Ongoing
         {
-            return search(self, limits, options, table);
+            return exact_search(self, limits, options, table);
         }
         let start = Instant::now();
         if let Some(mv) = self.immediate_win() {
@@ -679,16 +682,13 @@ impl BoardGame for Gomoku {
             engine_limits.deadline =
                 Some(crate::engine::Deadline(Instant::now() + remaining * 7 / 10));
         }
-        let mut report = if self.board.cells.len() > selective::SELECTIVE_MIN_CELLS {
-            let mut report = search(
-                &selective::Selective::new(self.clone()),
-                &engine_limits,
-                options,
-                table,
-            );
-            // A selective search may miss the move that refutes a "forced" line: its decisive
-            // scores are strong hints, not proofs, until the exact search confirms them.
-            if let Some(claim) = report.proof.take() {
+        let mut report = if self.board.cells.len() > search::THREAT_SEARCH_MIN_CELLS {
+            let mut report =
+                search::ThreatSearch::new(self.clone(), table, engine_limits.clone()).run();
+            // The threat search prunes, so it may miss the move that refutes a "forced" line:
+            // its decisive scores are strong hints, not proofs, until the exact search
+            // confirms them.
+            if let Some(claim) = Proof::from_decisive(report.score) {
                 match self.confirm(claim, &engine_limits, options, table) {
                     Some(exact) => {
                         report.nodes += exact.nodes;
@@ -705,7 +705,7 @@ impl BoardGame for Gomoku {
             }
             report
         } else {
-            search(self, &engine_limits, options, table)
+            exact_search(self, &engine_limits, options, table)
         };
         // Step 4. Defence: if the chosen move lets the opponent win by continuous fours or
         // threats, or its check was cut short by the node cap (the opponent's threats are too
@@ -813,7 +813,7 @@ impl Gomoku {
     ) -> Option<SearchReport> {
         let mut exact_limits = limits.clone();
         exact_limits.max_depth = Some(claim.plies_to_end);
-        let exact = search(self, &exact_limits, options, table);
+        let exact = exact_search(self, &exact_limits, options, table);
         exact
             .proof
             .is_some_and(|p| p.outcome == claim.outcome)

@@ -62,6 +62,44 @@ impl Default for VcfLimits {
 /// One VCF search over a private copy of the position.
 pub struct Vcf {
     pos: Gomoku,
+    solver: VcfSolver,
+}
+
+impl Vcf {
+    pub fn new(pos: Gomoku) -> Self {
+        let solver = VcfSolver::new(pos.board.cells.len());
+        Vcf { pos, solver }
+    }
+
+    /// Points the solver at another position, keeping its failure table (entries are keyed by
+    /// the full hash, so they stay valid).
+    pub fn set_position(&mut self, pos: &Gomoku) {
+        self.pos = pos.clone();
+        self.solver.stopped = false;
+    }
+
+    /// Whether the last solve was cut short by a limit.
+    pub fn stopped(&self) -> bool {
+        self.solver.stopped
+    }
+
+    pub fn nodes(&self) -> u64 {
+        self.solver.nodes
+    }
+
+    /// Searches a VCF for the side to move. Returns the winning line (ending with the five) or
+    /// `None` when there is none within the limits (or a limit stopped the search).
+    pub fn solve(&mut self, limits: &VcfLimits) -> Option<Vec<Move>> {
+        self.solver
+            .solve(&mut self.pos, limits)
+            .then(|| self.solver.line())
+    }
+}
+
+/// The memory of VCF searches (failure table, buffers, counters), run on a position the caller
+/// owns, in place: the main search ([`super::search`]) asks it at its horizon without copying
+/// the board. The position is left as it was.
+pub struct VcfSolver {
     nodes: u64,
     /// Node count at which the current solve stops (limits are per solve).
     node_limit: u64,
@@ -70,15 +108,14 @@ pub struct Vcf {
     failed: Vec<u64>,
     /// Per-depth buffers of four moves (no allocation per node).
     buffers: Vec<Vec<(i32, u16)>>,
-    /// The winning line found, attacker and defender moves alternating.
+    /// The winning line found, attacker and defender moves alternating, last move first.
     line: Vec<Move>,
 }
 
-impl Vcf {
-    pub fn new(pos: Gomoku) -> Self {
-        let cells = pos.board.cells.len();
-        Vcf {
-            pos,
+impl VcfSolver {
+    /// A solver for boards of `cells` cells.
+    pub fn new(cells: usize) -> Self {
+        VcfSolver {
             nodes: 0,
             node_limit: u64::MAX,
             stopped: false,
@@ -90,34 +127,28 @@ impl Vcf {
         }
     }
 
-    /// Points the solver at another position, keeping its failure table (entries are keyed by
-    /// the full hash, so they stay valid).
-    pub fn set_position(&mut self, pos: &Gomoku) {
-        self.pos = pos.clone();
-        self.stopped = false;
-    }
-
-    /// Whether the last solve was cut short by a limit.
-    pub fn stopped(&self) -> bool {
-        self.stopped
-    }
-
     pub fn nodes(&self) -> u64 {
         self.nodes
     }
 
-    /// Searches a VCF for the side to move. Returns the winning line (ending with the five) or
-    /// `None` when there is none within the limits (or a limit stopped the search).
-    pub fn solve(&mut self, limits: &VcfLimits) -> Option<Vec<Move>> {
+    /// Whether the side to move in `pos` wins by continuous fours within the limits; the line
+    /// is then [`VcfSolver::line`].
+    pub fn solve(&mut self, pos: &mut Gomoku, limits: &VcfLimits) -> bool {
         self.line.clear();
         self.stopped = false;
         self.node_limit = self.nodes.saturating_add(limits.max_nodes);
         let depth = limits.max_depth.min(MAX_FOURS);
-        if self.attack(depth, 0, limits) {
-            Some(self.line.iter().rev().copied().collect())
-        } else {
-            None
-        }
+        self.attack(pos, depth, 0, limits)
+    }
+
+    /// The last winning line found, in playing order (ending with the five).
+    pub fn line(&self) -> Vec<Move> {
+        self.line.iter().rev().copied().collect()
+    }
+
+    /// Plies of the last winning line found (attacker's and defender's moves).
+    pub fn line_len(&self) -> usize {
+        self.line.len()
     }
 
     fn check_limits(&mut self, limits: &VcfLimits) -> bool {
@@ -133,22 +164,22 @@ impl Vcf {
 
     /// Whether the side to move wins by continuous fours within `depth` fours. On success the
     /// line is in `self.line`, reversed.
-    fn attack(&mut self, depth: u32, ply: usize, limits: &VcfLimits) -> bool {
+    fn attack(&mut self, pos: &mut Gomoku, depth: u32, ply: usize, limits: &VcfLimits) -> bool {
         if !self.check_limits(limits) {
             return false;
         }
-        let me = self.pos.to_move;
+        let me = pos.to_move;
         let (a, d) = (me.index(), me.other().index());
-        let board = &self.pos.board;
-        if let Some(cell) = self.pos.first_five_cell(me) {
+        let board = &pos.board;
+        if let Some(cell) = pos.first_five_cell(me) {
             self.line.push(Move(cell as u16));
             return true;
         }
         if depth == 0 {
             return false;
         }
-        let key = self.pos.hash() & !0xFF;
-        let slot = (self.pos.hash() as usize >> 8) & (TABLE_SLOTS - 1);
+        let key = pos.hash() & !0xFF;
+        let slot = (pos.hash() as usize >> 8) & (TABLE_SLOTS - 1);
         let stored = self.failed[slot];
         if stored & !0xFF == key && (stored & 0xFF) as u32 >= depth {
             return false;
@@ -160,14 +191,14 @@ impl Vcf {
         // so the defender's fives are counted exactly.
         let mut counter = [0usize; 2];
         let counter_fives = if board.level_count[d][FIVE as usize] > 0 {
-            self.pos.five_cells(me.other(), &mut counter)
+            pos.five_cells(me.other(), &mut counter)
         } else {
             0
         };
         if counter_fives > 0 {
             if counter_fives == 1
                 && board.best_level(counter[0], a) >= FOUR
-                && self.pos.allowed(counter[0], me)
+                && pos.allowed(counter[0], me)
             {
                 fours.push((0, counter[0] as u16));
             }
@@ -187,7 +218,7 @@ impl Vcf {
                     rank += level as i32;
                 }
                 // Renju: black never plays a forbidden point, not even to make a four.
-                if fours_here > 0 && self.pos.allowed(cell, me) {
+                if fours_here > 0 && pos.allowed(cell, me) {
                     let rank = rank + if open || fours_here > 1 { 100 } else { 0 };
                     fours.push((rank, cell as u16));
                 }
@@ -197,12 +228,12 @@ impl Vcf {
         let mut won = false;
         for &(_, cell) in &fours {
             let attack_move = Move(cell);
-            self.pos.make(attack_move);
+            pos.make(attack_move);
             let mut blocks = [0usize; 2];
-            let n = self.pos.five_cells(me, &mut blocks);
+            let n = pos.five_cells(me, &mut blocks);
             // The defender may now have a five of its own only if it had a four we ignored,
             // which the forced-block rule above excludes.
-            let defender_wins = self.pos.first_five_cell(me.other()).is_some();
+            let defender_wins = pos.first_five_cell(me.other()).is_some();
             if !defender_wins && n >= 2 {
                 // Two fives to block: the defender blocks one, we complete the other.
                 let other = if blocks[0] == blocks[1] {
@@ -214,10 +245,10 @@ impl Vcf {
                 self.line.push(Move(blocks[0] as u16));
                 self.line.push(attack_move);
                 won = true;
-            } else if !defender_wins && n == 1 && !self.pos.allowed(blocks[0], me.other()) {
+            } else if !defender_wins && n == 1 && !pos.allowed(blocks[0], me.other()) {
                 // Renju: black's only block is forbidden, so the four cannot be stopped; black
                 // plays anything else and the five follows.
-                if let Some(other) = self.pos.any_allowed_move(blocks[0]) {
+                if let Some(other) = pos.any_allowed_move(blocks[0]) {
                     self.line.push(Move(blocks[0] as u16));
                     self.line.push(other);
                     self.line.push(attack_move);
@@ -225,20 +256,20 @@ impl Vcf {
                 }
             } else if !defender_wins && n == 1 {
                 let block = Move(blocks[0] as u16);
-                self.pos.make(block);
-                let child = if self.pos.status() == crate::engine::Status::Ongoing {
-                    self.attack(depth - 1, ply + 1, limits)
+                pos.make(block);
+                let child = if pos.status() == crate::engine::Status::Ongoing {
+                    self.attack(pos, depth - 1, ply + 1, limits)
                 } else {
                     false
                 };
-                self.pos.unmake(block);
+                pos.unmake(block);
                 if child {
                     self.line.push(block);
                     self.line.push(attack_move);
                     won = true;
                 }
             }
-            self.pos.unmake(attack_move);
+            pos.unmake(attack_move);
             if won || self.stopped {
                 break;
             }

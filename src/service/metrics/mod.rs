@@ -368,14 +368,14 @@ mod tests {
         metrics
             .move_requests
             .get_or_create(&GameStatusLabels {
-                game: "tictactoe".into(),
+                game: "tictactoe",
                 status: 200,
             })
             .inc();
         metrics
             .move_duration
             .get_or_create(&GameLabel {
-                game: "tictactoe".into(),
+                game: "tictactoe",
             })
             .observe(0.004);
         metrics.searches_in_flight.set(3);

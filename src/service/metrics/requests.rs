@@ -117,7 +117,7 @@ mod tests {
         metrics
             .move_requests
             .get_or_create(&GameStatusLabels {
-                game: "gomoku".into(),
+                game: "gomoku",
                 status,
             })
             .get()

@@ -206,7 +206,7 @@ fn line<G: ServedGame>(answer: &Answer, position: &G) -> Result<(), String> {
         }
     }
     let Some(proof) = answer.proof else {
-        // Gomoku's selective search reports a line it believes forced without a proof.
+        // Gomoku's threat search reports a line it believes forced without a proof.
         return Ok(());
     };
     match (proof.outcome, ended) {
@@ -577,7 +577,7 @@ mod tests {
         asking.pop();
         // Book, solver (with its line to the end) and the engine behind them.
         assert_trusted(&random_positions(&Connect4::new(), 24, 36, 3), &(), &asking);
-        // Threat searches and the selective view (15x15), the exact engine (9x9), renju.
+        // Threat searches and gomoku's own search (15x15), the exact engine (9x9), renju.
         let freestyle = GomokuRules::default();
         let board = Gomoku::new(15, 15, freestyle).unwrap();
         assert_trusted(&random_positions(&board, 6, 40, 4), &freestyle, &asking);

@@ -1,0 +1,684 @@
+//! Gomoku's own search on big boards: a threat-aware alpha-beta with its own node function,
+//! the way `connect4/solver.rs` is Connect-4's, used by [`Gomoku::think`](super::Gomoku).
+//!
+//! The generic engine searches every candidate the game offers and stops at a static
+//! evaluation; strong gomoku engines instead prune hard where the position is quiet and look
+//! further where it is forcing. The key ideas, each a numbered step of [`ThreatSearch::node`]:
+//!
+//! - **Threats inside the tree.** A four of the opponent is answered by its block(s) only, and a
+//!   single forced block is searched one ply deeper (it costs nothing: the tree does not
+//!   widen). At the horizon the side to move's continuous fours are searched ([`VcfSolver`], a
+//!   few dozen nodes, in place) instead of a quiescence search: a VCF there is a proven win, not
+//!   a guess. Razoring drops into the same VCF-or-evaluate horizon early.
+//! - **Pruning in quiet positions** (no four and no open three of the opponent on the board):
+//!   reverse futility (evaluation far above beta), razoring (far below alpha), move-count
+//!   pruning of quiet moves by depth, and futility pruning of quiet children whose evaluation
+//!   plus a margin cannot reach alpha. Threat moves (an open three or more of ours, a four of
+//!   theirs blocked, a double threat) are never pruned or reduced.
+//! - **Late-move reductions driven by the move's ordering score** (the "policy": the
+//!   cell's pattern codes for both sides, [`Gomoku::move_order_hint`]): the lower a move ranks
+//!   and the deeper the node, the shallower it is searched first; a reduced move that beats
+//!   alpha is searched again in full.
+//!
+//! Its decisive scores are as sound as the pruning allows, not proofs: `think` confirms them
+//! with the exact engine before it reports a proven outcome. The transposition table is the
+//! service's shared one, keyed apart from the exact search's entries.
+
+use std::time::Instant;
+
+use super::Gomoku;
+use super::patterns::{FIVE, FOUR, OPEN_FOUR};
+use super::vcf::{MAX_FOURS, VcfLimits, VcfSolver};
+use crate::engine::ordering::MoveOrdering;
+use crate::engine::table::{score_from_table, score_to_table};
+use crate::engine::{
+    Bound, Entry, Game, INFINITY, Iteration, IterationInfo, MATE_BOUND, MAX_PLY, Move, Score,
+    SearchLimits, SearchReport, Status, StopReason, TableStats, TranspositionTable, WIN,
+};
+
+/// Mixed into the hash: this search's scores are not the exact engine's, nor the old selective
+/// view's, and must never be read as them.
+const TABLE_SALT: u64 = 0x7EA7_5EA2_C400_0003;
+
+/// Boards with more cells than this are searched by [`ThreatSearch`]; smaller ones, where the
+/// exact engine reaches the end of the game or near it, by the engine.
+pub const THREAT_SEARCH_MIN_CELLS: usize = 100;
+
+/// Nodes between two reads of the clock.
+const CHECK_INTERVAL: u64 = 1024;
+
+/// Root moves searched (the best by ordering score).
+const ROOT_WIDTH: usize = 20;
+/// Most moves a quiet node below the root searches (the selective width).
+const WIDTH: usize = 12;
+
+/// Nodes one horizon VCF may visit: enough for the short combinations a quiescence search would
+/// find, cheap enough to run at every leaf where the mover has a four to make.
+const HORIZON_VCF_NODES: u64 = 48;
+/// Fours a horizon VCF may play.
+const HORIZON_VCF_FOURS: u32 = 12;
+
+/// Reverse futility: at most this many plies left, a quiet null-window node whose evaluation
+/// beats beta by `REVERSE_FUTILITY_MARGIN` a ply returns at once.
+const REVERSE_FUTILITY_DEPTH: i32 = 3;
+const REVERSE_FUTILITY_MARGIN: Score = 40;
+/// Razoring: at most this many plies left, a quiet null-window node whose evaluation is
+/// `RAZOR_MARGIN` a ply below alpha is judged by the horizon (VCF, else evaluation).
+const RAZOR_DEPTH: i32 = 2;
+const RAZOR_MARGIN: Score = 100;
+/// Child futility: at most this many plies left, a quiet move is skipped when the node's
+/// evaluation plus `FUTILITY_MARGIN` a ply (plus the move's own ordering value) is below alpha.
+const FUTILITY_DEPTH: i32 = 3;
+const FUTILITY_MARGIN: Score = 60;
+/// Move-count pruning: with `d` plies left (d <= 3), quiet moves after the first
+/// `LATE_MOVES[d]` are not searched.
+const LATE_MOVES: [usize; 4] = [WIDTH, 5, 8, 11];
+/// Forced-reply extensions are granted only this far from the root, in plies, beyond the
+/// iteration's depth (a chain of fours can be long, but each is one move wide).
+const EXTENSION_PLIES: usize = 24;
+
+/// The state of one search: a private copy of the position walked in place, per-ply buffers
+/// allocated once, the ordering memory and the horizon's VCF solver.
+pub struct ThreatSearch<'t> {
+    pos: Gomoku,
+    table: &'t TranspositionTable,
+    limits: SearchLimits,
+    nodes: u64,
+    next_check: u64,
+    stopped: Option<StopReason>,
+    /// Whether time and node limits apply (not during the depth-1 iteration).
+    limits_armed: bool,
+    stats: TableStats,
+    ordering: MoveOrdering,
+    vcf: VcfSolver,
+    vcf_limits: VcfLimits,
+    /// Per ply: the moves and their ordering keys.
+    moves: Vec<Vec<Move>>,
+    keys: Vec<Vec<i64>>,
+    hints: Vec<Vec<i32>>,
+    /// Triangular principal-variation table.
+    pv: Vec<[Move; MAX_PLY]>,
+    pv_len: [usize; MAX_PLY + 1],
+    /// Depth of the iteration under way (bounds the extensions).
+    iteration_depth: i32,
+    /// Late-move reductions by depth and move number.
+    reductions: Vec<[i8; 64]>,
+}
+
+impl<'t> ThreatSearch<'t> {
+    pub fn new(pos: Gomoku, table: &'t TranspositionTable, limits: SearchLimits) -> Self {
+        let cells = pos.board.cells.len();
+        let reductions = (0..MAX_PLY)
+            .map(|depth| {
+                let mut row = [0i8; 64];
+                for (i, r) in row.iter_mut().enumerate().skip(1) {
+                    // The usual logarithmic shape: reductions grow with depth and move number.
+                    let value = 0.4 + (depth.max(1) as f64).ln() * (i as f64).ln() / 2.0;
+                    *r = value.clamp(0.0, 60.0) as i8;
+                }
+                row
+            })
+            .collect();
+        ThreatSearch {
+            pos,
+            table,
+            limits,
+            nodes: 0,
+            next_check: CHECK_INTERVAL,
+            stopped: None,
+            limits_armed: false,
+            stats: TableStats::default(),
+            ordering: MoveOrdering::new(cells),
+            vcf: VcfSolver::new(cells),
+            vcf_limits: VcfLimits {
+                deadline: None,
+                max_nodes: HORIZON_VCF_NODES,
+                cancel: None,
+                max_depth: HORIZON_VCF_FOURS.min(MAX_FOURS),
+            },
+            moves: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
+            keys: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
+            hints: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
+            pv: vec![[Move::NONE; MAX_PLY]; MAX_PLY + 1],
+            pv_len: [0; MAX_PLY + 1],
+            iteration_depth: 1,
+            reductions,
+        }
+    }
+
+    /// Iterative deepening to a limit. The position must be ongoing, with no five for the
+    /// side to move (`think` plays that at once).
+    pub fn run(&mut self) -> SearchReport {
+        let start = Instant::now();
+        self.table.new_search();
+        let mut report = SearchReport {
+            best_move: None,
+            score: 0,
+            proof: None,
+            depth: 0,
+            nodes: 0,
+            table: TableStats::default(),
+            elapsed: Default::default(),
+            stop_reason: StopReason::Depth,
+            pv: Vec::new(),
+            root_moves: Vec::new(),
+            iterations: Vec::new(),
+        };
+        let mut root = self.root_moves();
+        if root.is_empty() {
+            return report;
+        }
+        report.best_move = Some(root[0].0);
+        report.pv = vec![root[0].0];
+        let max_depth = self
+            .limits
+            .max_depth
+            .unwrap_or(u32::MAX)
+            .clamp(1, MAX_PLY as u32 / 2);
+        for depth in 1..=max_depth {
+            self.limits_armed = depth > 1;
+            if self.limits_armed
+                && let Some(reason) = self.limits.reached(self.nodes)
+            {
+                report.stop_reason = reason;
+                break;
+            }
+            let nodes_before = self.nodes;
+            self.iteration_depth = depth as i32;
+            let finished = self.search_root(&mut root, depth as i32);
+            if !finished {
+                report.stop_reason = self.stopped.unwrap_or(StopReason::Time);
+                // A move of the cut iteration that was searched in full and beat the last
+                // best is the better answer; root[0] is the last iteration's best otherwise.
+                if root[0].0 != report.best_move.unwrap_or(Move::NONE) {
+                    report.best_move = Some(root[0].0);
+                    report.score = root[0].1;
+                    report.pv = vec![root[0].0];
+                }
+                break;
+            }
+            let (best, score) = root[0];
+            report.best_move = Some(best);
+            report.score = score;
+            report.depth = depth;
+            report.pv = self.pv[0][..self.pv_len[0]].to_vec();
+            if report.pv.first() != Some(&best) {
+                report.pv = vec![best];
+            }
+            report.iterations.push(Iteration {
+                depth,
+                score,
+                best_move: best,
+                nodes: self.nodes - nodes_before,
+            });
+            if let Some(progress) = &self.limits.progress {
+                progress.report(&IterationInfo {
+                    depth,
+                    score,
+                    best_move: best,
+                    pv: &report.pv,
+                    nodes: self.nodes,
+                });
+            }
+            if score.abs() >= MATE_BOUND || root.len() == 1 {
+                // A decisive score (to be confirmed by `think`), or nothing to choose.
+                report.stop_reason = StopReason::Proven;
+                break;
+            }
+        }
+        report.nodes = self.nodes + self.vcf.nodes();
+        report.table = self.stats;
+        report.elapsed = start.elapsed();
+        report
+    }
+
+    /// The root's candidates, best by ordering score first, at most [`ROOT_WIDTH`] unless the
+    /// position is forcing, each with a score of -infinity.
+    fn root_moves(&mut self) -> Vec<(Move, Score)> {
+        let mut moves = Vec::new();
+        self.pos.search_moves(&mut moves);
+        let mut scored: Vec<(i32, Move)> = moves
+            .iter()
+            .map(|&mv| (self.pos.move_order_hint(mv), mv))
+            .collect();
+        // Stable: ties keep cell order (determinism).
+        scored.sort_by_key(|&(hint, _)| std::cmp::Reverse(hint));
+        if !self.forcing() {
+            scored.truncate(ROOT_WIDTH);
+        }
+        scored.into_iter().map(|(_, mv)| (mv, -INFINITY)).collect()
+    }
+
+    /// One root iteration with PVS. The list ends sorted best first: the best move found moves
+    /// to the front, the others keep their order. Returns false when a limit cut it short (the
+    /// front move is then the better of the last best and any move this iteration proved
+    /// better than it).
+    fn search_root(&mut self, root: &mut [(Move, Score)], depth: i32) -> bool {
+        self.nodes += 1;
+        let mut alpha = -INFINITY;
+        let beta = INFINITY;
+        let mut best_index = 0;
+        let mut best_score = -INFINITY;
+        for i in 0..root.len() {
+            let mv = root[i].0;
+            self.pos.make(mv);
+            let score = if i == 0 {
+                -self.node(depth - 1, 1, -beta, -alpha)
+            } else {
+                let s = -self.node(depth - 1, 1, -alpha - 1, -alpha);
+                if s > alpha && self.stopped.is_none() {
+                    -self.node(depth - 1, 1, -beta, -alpha)
+                } else {
+                    s
+                }
+            };
+            self.pos.unmake(mv);
+            if self.stopped.is_some() {
+                if best_index > 0 {
+                    root[..=best_index].rotate_right(1);
+                    root[0].1 = best_score;
+                }
+                return false;
+            }
+            root[i].1 = score;
+            if score > best_score {
+                best_score = score;
+                best_index = i;
+                self.update_pv(0, mv);
+                alpha = alpha.max(score);
+            }
+        }
+        root[..=best_index].rotate_right(1);
+        self.table.store(
+            self.key(),
+            Entry {
+                score: score_to_table(best_score, 0),
+                best_move: root[0].0,
+                depth: depth.clamp(0, u8::MAX as i32) as u8,
+                bound: Bound::Exact,
+            },
+        );
+        true
+    }
+
+    fn key(&self) -> u64 {
+        self.pos.hash() ^ TABLE_SALT
+    }
+
+    /// The opponent has a four (a five to block) or an open three: nothing may be pruned.
+    fn forcing(&self) -> bool {
+        let opp = 1 - self.pos.side_to_move().index();
+        let count = &self.pos.board.level_count[opp];
+        count[FIVE as usize] > 0 || count[OPEN_FOUR as usize] > 0
+    }
+
+    #[inline]
+    fn visit(&mut self) -> bool {
+        self.nodes += 1;
+        // The horizon's VCF nodes count too: a leaf may run dozens of them, and polling by
+        // this search's own nodes alone let a move overshoot its deadline by tens of ms.
+        let total = self.nodes + self.vcf.nodes();
+        if total >= self.next_check {
+            self.next_check = total + CHECK_INTERVAL;
+            let reached = if self.limits_armed {
+                self.limits.reached(total)
+            } else {
+                self.limits
+                    .cancel
+                    .as_ref()
+                    .filter(|c| c.is_cancelled())
+                    .map(|_| StopReason::Cancelled)
+            };
+            if reached.is_some() {
+                self.stopped = reached;
+            }
+        }
+        self.stopped.is_none()
+    }
+
+    fn update_pv(&mut self, ply: usize, mv: Move) {
+        let child_len = self.pv_len[ply + 1].min(MAX_PLY - 1);
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        head[ply][0] = mv;
+        head[ply][1..=child_len].copy_from_slice(&tail[0][..child_len]);
+        self.pv_len[ply] = child_len + 1;
+    }
+
+    /// The horizon: a VCF of the side to move is a win (scored by its length), else the
+    /// static evaluation. Only called where the opponent has no four (a five to block).
+    fn horizon(&mut self, ply: usize) -> Score {
+        let me = self.pos.side_to_move().index();
+        let count = &self.pos.board.level_count[me];
+        if count[FOUR as usize] + count[OPEN_FOUR as usize] > 0
+            && self.vcf.solve(&mut self.pos, &self.vcf_limits)
+        {
+            return WIN - (ply + self.vcf.line_len()) as Score;
+        }
+        self.pos.evaluate()
+    }
+
+    /// Alpha-beta negamax with PVS, fail-soft. Returns garbage (0) once `stopped` is set.
+    fn node(&mut self, depth: i32, ply: usize, mut alpha: Score, beta: Score) -> Score {
+        // Step 1. Count the node and poll the limits.
+        if !self.visit() {
+            return 0;
+        }
+        self.pv_len[ply] = 0;
+
+        // Step 2. Game over, or a five to play now.
+        match self.pos.status() {
+            Status::Lost => return -(WIN - ply as Score),
+            Status::Draw => return 0,
+            Status::Ongoing => {}
+        }
+        if let Some(mv) = self.pos.immediate_win() {
+            self.pv[ply][0] = mv;
+            self.pv_len[ply] = 1;
+            return WIN - (ply as Score + 1);
+        }
+        let must_block = self.pos.must_answer_threat();
+        if ply >= MAX_PLY - 2 {
+            return self.pos.evaluate();
+        }
+
+        // Step 3. Horizon: the mover's continuous fours, else the evaluation. A four to block
+        // is answered first (its block is searched past the horizon).
+        if depth <= 0 && !must_block {
+            return self.horizon(ply);
+        }
+
+        // Step 4. Mate-distance pruning.
+        let alpha_floor = -(WIN - ply as Score - 1);
+        let beta = beta.min(WIN - ply as Score - 1);
+        alpha = alpha.max(alpha_floor);
+        if alpha >= beta {
+            return alpha;
+        }
+        let pv_node = beta - alpha > 1;
+
+        // Step 5. Transposition table.
+        let key = self.key();
+        let mut table_move = Move::NONE;
+        self.stats.probes += 1;
+        if let Some(entry) = self.table.probe(key) {
+            self.stats.hits += 1;
+            table_move = entry.best_move;
+            if !pv_node && entry.depth as i32 >= depth {
+                let score = score_from_table(entry.score, ply);
+                let cutoff = match entry.bound {
+                    Bound::Exact => true,
+                    Bound::Lower => score >= beta,
+                    Bound::Upper => score <= alpha,
+                };
+                if cutoff {
+                    return score;
+                }
+            }
+        }
+
+        // Step 6. Quiet-node pruning: reverse futility, then razoring into the horizon.
+        let quiet = !self.forcing();
+        let eval = if quiet { self.pos.evaluate() } else { 0 };
+        if quiet && !pv_node && beta.abs() < MATE_BOUND {
+            if depth <= REVERSE_FUTILITY_DEPTH && eval - REVERSE_FUTILITY_MARGIN * depth >= beta {
+                return eval - REVERSE_FUTILITY_MARGIN * depth;
+            }
+            if depth <= RAZOR_DEPTH && eval + RAZOR_MARGIN * depth <= alpha {
+                let score = self.horizon(ply);
+                if score <= alpha {
+                    return score;
+                }
+            }
+        }
+
+        // Step 7. The moves: the threat rules' set (only blocks against a four, only what can
+        // matter against an open three), ordered by table move, killers, then ordering score
+        // and history.
+        let mut moves = std::mem::take(&mut self.moves[ply]);
+        let mut keys = std::mem::take(&mut self.keys[ply]);
+        let mut hints = std::mem::take(&mut self.hints[ply]);
+        moves.clear();
+        keys.clear();
+        hints.clear();
+        self.pos.search_moves(&mut moves);
+        let side = self.pos.side_to_move();
+        for &mv in &moves {
+            let hint = self.pos.move_order_hint(mv);
+            hints.push(hint);
+            keys.push(self.ordering.key(mv, table_move, ply, side, hint));
+        }
+        // A single forced block is searched one ply deeper, near enough to the root.
+        let extension = i32::from(
+            must_block && moves.len() == 1 && ply < self.iteration_depth as usize + EXTENSION_PLIES,
+        );
+
+        // Step 8. Search them: prune and reduce quiet moves, PVS for the rest.
+        let original_alpha = alpha;
+        let mut best = -INFINITY;
+        let mut best_move = Move::NONE;
+        let mut searched = 0usize;
+        for i in 0..moves.len() {
+            pick_best_with_hints(&mut moves, &mut keys, &mut hints, i);
+            let mv = moves[i];
+            if quiet && searched >= WIDTH {
+                // The selective width: a quiet node searches its best few moves only.
+                break;
+            }
+            let tactical = !quiet || self.pos.is_tactical(mv.index());
+            if quiet && !tactical && searched > 0 && best > -MATE_BOUND {
+                // Move-count pruning.
+                let late = LATE_MOVES[depth.clamp(0, 3) as usize];
+                if searched >= late {
+                    continue;
+                }
+                // Child futility.
+                if !pv_node
+                    && depth <= FUTILITY_DEPTH
+                    && eval + FUTILITY_MARGIN * depth + hints[i] / 8 <= alpha
+                {
+                    continue;
+                }
+            }
+            let reduction = if quiet && !tactical && searched > 0 && depth >= 2 {
+                let row = &self.reductions[depth.min(MAX_PLY as i32 - 1) as usize];
+                let mut r = i32::from(row[searched.min(63)]);
+                r += i32::from(!pv_node);
+                // The ordering score as a policy: strong shapes are reduced less.
+                if hints[i] >= 150 {
+                    r -= 1;
+                }
+                r.clamp(0, depth - 1)
+            } else {
+                0
+            };
+            let child_depth = depth - 1 + extension;
+            self.pos.make(mv);
+            let mut score;
+            if searched == 0 {
+                score = -self.node(child_depth, ply + 1, -beta, -alpha);
+            } else {
+                score = -self.node(child_depth - reduction, ply + 1, -alpha - 1, -alpha);
+                if reduction > 0 && score > alpha && self.stopped.is_none() {
+                    score = -self.node(child_depth, ply + 1, -alpha - 1, -alpha);
+                }
+                if pv_node && score > alpha && score < beta && self.stopped.is_none() {
+                    score = -self.node(child_depth, ply + 1, -beta, -alpha);
+                }
+            }
+            self.pos.unmake(mv);
+            searched += 1;
+            if self.stopped.is_some() {
+                break;
+            }
+            if score > best {
+                best = score;
+                best_move = mv;
+                if score > alpha {
+                    alpha = score;
+                    self.update_pv(ply, mv);
+                    if alpha >= beta {
+                        self.ordering.record_cutoff(mv, ply, side, depth);
+                        break;
+                    }
+                }
+            }
+        }
+        self.moves[ply] = moves;
+        self.keys[ply] = keys;
+        self.hints[ply] = hints;
+        if self.stopped.is_some() || best_move.is_none() {
+            return 0;
+        }
+
+        // Step 9. Store the result.
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.table.store(
+            key,
+            Entry {
+                score: score_to_table(best, ply),
+                best_move,
+                depth: depth.clamp(0, u8::MAX as i32) as u8,
+                bound,
+            },
+        );
+        best
+    }
+}
+
+/// The engine's `pick_best` that keeps the hints beside their moves.
+#[inline]
+fn pick_best_with_hints(moves: &mut [Move], keys: &mut [i64], hints: &mut [i32], i: usize) {
+    let mut best = i;
+    for j in i + 1..moves.len() {
+        if keys[j] > keys[best] {
+            best = j;
+        }
+    }
+    moves.swap(i, best);
+    keys.swap(i, best);
+    hints.swap(i, best);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::gomoku::GomokuRules;
+    use crate::games::{BoardGame, Grid};
+
+    /// A 15x15 position from stones given as (row, col) lists, X to move unless the counts say O.
+    fn position(xs: &[(usize, usize)], os: &[(usize, usize)]) -> Gomoku {
+        let mut rows = vec![vec!['.'; 15]; 15];
+        for &(r, c) in xs {
+            rows[r][c] = 'X';
+        }
+        for &(r, c) in os {
+            rows[r][c] = 'O';
+        }
+        let rows: Vec<String> = rows.into_iter().map(|r| r.into_iter().collect()).collect();
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let grid = Grid::parse(&rows, 25).unwrap();
+        Gomoku::from_grid(&grid, None, &GomokuRules::default()).unwrap()
+    }
+
+    fn run(p: &Gomoku, limits: SearchLimits) -> SearchReport {
+        let table = TranspositionTable::with_megabytes(4);
+        ThreatSearch::new(p.clone(), &table, limits).run()
+    }
+
+    fn cell(p: &Gomoku, row: usize, col: usize) -> Move {
+        p.move_at(row, col)
+    }
+
+    #[test]
+    fn a_four_of_the_opponent_is_blocked() {
+        // O has four on row 3 (cols 3-6) closed on the left by X; X must take (3, 7).
+        let p = position(
+            &[(3, 2), (8, 8), (9, 9), (8, 9)],
+            &[(3, 3), (3, 4), (3, 5), (3, 6)],
+        );
+        let report = run(&p, SearchLimits::with_depth(4));
+        assert_eq!(report.best_move, Some(cell(&p, 3, 7)));
+    }
+
+    #[test]
+    fn a_vcf_beyond_the_horizon_is_seen_by_the_horizon_search() {
+        // X wins by two fours: (5, 8) fours row 5 (O blocks at (5, 9)) and makes column 8 a
+        // closed three; (8, 8) then fours column 8 and row 8 at once. At depth 1 the root's
+        // four and its forced block leave X at the horizon, where only a VCF sees the rest.
+        let p = position(
+            &[
+                (5, 5),
+                (5, 6),
+                (5, 7),
+                (6, 8),
+                (7, 8),
+                (8, 5),
+                (8, 6),
+                (8, 7),
+            ],
+            &[
+                (5, 4),
+                (4, 8),
+                (8, 4),
+                (0, 0),
+                (0, 2),
+                (0, 14),
+                (14, 0),
+                (14, 14),
+            ],
+        );
+        let report = run(&p, SearchLimits::with_depth(1));
+        assert!(
+            report.score >= MATE_BOUND,
+            "depth 1 should see the VCF at its horizon: {report:?}"
+        );
+    }
+
+    #[test]
+    fn the_same_node_limit_gives_the_same_answer() {
+        let p = position(&[(7, 7), (8, 8), (6, 8)], &[(7, 8), (8, 7)]);
+        let limits = SearchLimits {
+            max_nodes: Some(30_000),
+            ..Default::default()
+        };
+        let a = run(&p, limits.clone());
+        let b = run(&p, limits);
+        assert_eq!(
+            (a.best_move, a.score, a.depth),
+            (b.best_move, b.score, b.depth)
+        );
+        assert!(a.depth >= 2);
+    }
+
+    #[test]
+    fn a_node_limit_of_one_still_answers_a_legal_move() {
+        let p = position(&[(7, 7)], &[(8, 8)]);
+        let limits = SearchLimits {
+            max_nodes: Some(1),
+            ..Default::default()
+        };
+        let report = run(&p, limits);
+        let mv = report.best_move.expect("a move");
+        assert!(p.is_legal(mv));
+        assert_eq!(report.depth, 1);
+    }
+
+    #[test]
+    fn the_principal_variation_starts_with_the_best_move_and_is_legal() {
+        let p = position(&[(7, 7), (7, 8), (9, 9)], &[(8, 8), (6, 6)]);
+        let report = run(&p, SearchLimits::with_depth(5));
+        assert_eq!(report.pv.first().copied(), report.best_move);
+        let mut q = p.clone();
+        for &mv in &report.pv {
+            assert!(q.is_legal(mv), "{mv:?} in {:?}", report.pv);
+            q.make(mv);
+        }
+        assert_eq!(report.iterations.len(), 5);
+    }
+}
