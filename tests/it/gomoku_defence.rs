@@ -70,10 +70,8 @@ fn assert_defends(position: &str, recorded: (usize, usize), min_plies: u32) {
     );
 }
 
-/// The deepest of the defences. Ignored until 2026-12-01 (`think` at 1 s played a losing
-/// move); main at 777a23d (after the refitted evaluation) plays a safe 7,9, and with reverse
-/// futility pruning and razoring 7,7: 16 passes in 16 runs, 7 of them with two arena matches
-/// loading both cores.
+/// The deepest of the defences. When `think` began to pass it, and how reliably:
+/// docs/benchmarks.md, "The 31-ply defence test".
 #[test]
 fn a_31_ply_threat_win_is_seen_and_defended() {
     // Gomocup opening 1, kibitz black: 6,4 let white win by threats in 31 plies.

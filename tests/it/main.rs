@@ -22,12 +22,15 @@
 //! - `live_progress`: `POST /move` streamed as Server-Sent Events, and the engine's progress
 //!   hook; `sse_client` is the small SSE reader those tests use.
 //! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
+//! - `docs`: README.md and docs/: every relative link and repository path resolves, every
+//!   `curl` example is answered without a 5xx, with the status the documents show.
 
 mod analysis_agreement;
 mod connect4_book;
 mod connect4_equivalence;
 mod connect4_opening;
 mod connect4_positions;
+mod docs;
 mod game_review;
 mod gomoku_arena;
 mod gomoku_defence;
