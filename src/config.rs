@@ -1,7 +1,7 @@
 //! Server configuration: command-line flags, each with a `KIBITZ_*` environment fallback.
 //!
-//! Every knob that bounds memory or time lives here, so the README's memory figure can be
-//! computed from this struct alone: `tables` (one per game, `table_mb` each), the answer cache
+//! Every knob that bounds memory or time lives here, so the memory figure in docs/operations.md
+//! can be computed from this struct alone: `tables` (one per game, `table_mb` each), the answer cache
 //! (`cache_entries` and `cache_mb`), and the in-flight requests (`workers + queue`, each holding
 //! at most `max_body_bytes` of body).
 //!
@@ -33,7 +33,7 @@ pub struct Config {
     pub queue: usize,
 
     /// Transposition table size per game, in MiB (tic-tac-toe takes at most 1). Default: 64,
-    /// less under a container memory limit below 512 MiB (see README, "Memory").
+    /// less under a container memory limit below 512 MiB (see docs/operations.md, "Memory").
     #[arg(long, env = "KIBITZ_TABLE_MB")]
     pub table_mb: Option<usize>,
 
@@ -42,7 +42,7 @@ pub struct Config {
     pub cache_entries: usize,
 
     /// Memory the answer cache may use, in MiB, whatever the number of entries. Default: 16,
-    /// less under a container memory limit below 512 MiB (see README, "Memory").
+    /// less under a container memory limit below 512 MiB (see docs/operations.md, "Memory").
     #[arg(long, env = "KIBITZ_CACHE_MB")]
     pub cache_mb: Option<usize>,
 
@@ -248,7 +248,7 @@ pub const DEFAULT_TABLE_MB: usize = 64;
 /// Answer cache size without a memory limit, in MiB.
 pub const DEFAULT_CACHE_MB: usize = 16;
 /// What the process takes besides the tables and the cache, in MiB, kept out of the limit
-/// first: requests and trees in flight, connections, binary, runtime, stacks (README,
+/// first: requests and trees in flight, connections, binary, runtime, stacks (docs/operations.md,
 /// "Memory": about 80 MiB with the defaults, rounded up).
 pub const RESERVED_MB: u64 = 96;
 

@@ -58,7 +58,7 @@ pub const ASSETS: &[Asset] = &[
     },
 ];
 
-/// The bytes of every file together: the page's weight, as the README reports it.
+/// The bytes of every file together: the page's weight, as docs/playground.md reports it.
 pub fn total_bytes() -> usize {
     ASSETS.iter().map(|a| a.body.len()).sum()
 }

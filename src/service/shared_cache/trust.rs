@@ -15,7 +15,7 @@
 //! the game must end it as the proof says). Counters and times are bounded as a search bounds
 //! them. What cannot be checked without searching again is the quality of a legal move: a
 //! forged answer can still be a poor one, which is why Redis also wants a password and a
-//! network policy (README, "Deploy").
+//! network policy (docs/operations.md, "A cache shared by replicas").
 
 use std::collections::HashMap;
 use std::time::Duration;
