@@ -1,8 +1,8 @@
 //! Server configuration: command-line flags, each with a `KIBITZ_*` environment fallback.
 //!
 //! Every knob that bounds memory or time lives here, so the memory figure in docs/operations.md
-//! can be computed from this struct alone: `tables` (one per game, `table_mb` each), the answer cache
-//! (`cache_entries` and `cache_mb`), and the in-flight requests (`workers + queue`, each holding
+//! can be computed from this struct alone: `tables` (one per game, `table_mb` each), the answer
+//! cache (`cache_entries` and `cache_mb`), and the in-flight requests (`workers + queue`, each holding
 //! at most `max_body_bytes` of body).
 //!
 //! Table and cache sizes not set explicitly follow the memory limit of the container the

@@ -135,8 +135,8 @@ pub fn describe(flat: &[i32]) -> String {
 /// (the threat judgement and the search own those). On the 524 held-out positions the error is
 /// 0.0192 against 0.0244 for the 30 weights before (fitted to 3,444 positions without the
 /// level pairs) and 0.0463 for a constant. In play against Carbon-Gomoku: docs/benchmarks.md,
-/// "The refitted evaluation". Zeros are classes the data never showed (a mover's five is a win the search sees
-/// before any evaluation).
+/// "The refitted evaluation". Zeros are classes the data never showed (a mover's five is a win
+/// the search sees before any evaluation).
 pub const WEIGHTS: Weights = Weights {
     tempo: 119,
     mover_level: [0, 37, -13, 29, 95, 137, 372, 0],
