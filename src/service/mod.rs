@@ -25,6 +25,7 @@ pub mod review;
 pub mod shared_cache;
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,7 @@ use crate::engine::{
 use crate::games::{Cell, Grid, PositionError, Stone};
 
 use cache::{AnswerCache, AskedLimits, CacheKey, CacheTier};
-use games::{GAME_NAMES, RulesError, ServedGame, table_caps};
+use games::{GAME_NAMES, GameTask, RulesError, ServedGame, table_caps, with_game};
 use metrics::{GameLabel, Metrics};
 use pool::{JobTimes, PoolError, WorkerPool};
 
@@ -409,6 +410,15 @@ impl Service {
         })
     }
 
+    /// Answers a move request for the game it names (see [`Service::play`]).
+    pub async fn dispatch(&self, query: MoveQuery) -> Result<Served, ServiceError> {
+        with_game(Play {
+            service: self,
+            query,
+        })
+        .await
+    }
+
     /// Answers a move request for game `G`: from the cache, or by a search on a worker.
     pub async fn play<G: ServedGame>(&self, query: MoveQuery) -> Result<Served, ServiceError> {
         self.play_on::<G>(query, Runner::Pool).await
@@ -598,6 +608,28 @@ impl Service {
             cached: true,
             cached_from: Some(CacheTier::Shared),
         })
+    }
+}
+
+/// A move request as a [`GameTask`]: [`Service::play`] for the game it names.
+struct Play<'a> {
+    service: &'a Service,
+    query: MoveQuery,
+}
+
+impl GameTask for Play<'_> {
+    type Output = Result<Served, ServiceError>;
+
+    fn game(&self) -> &str {
+        &self.query.game
+    }
+
+    fn run<G: ServedGame>(self) -> impl Future<Output = Self::Output> + Send {
+        self.service.play::<G>(self.query)
+    }
+
+    fn unknown(self) -> Self::Output {
+        Err(ServiceError::UnknownGame(self.query.game))
     }
 }
 

@@ -502,3 +502,41 @@ async fn a_bad_move_cell_is_refused_naming_the_field_and_what_is_expected() {
         assert_eq!(problem["errors"][0]["pointer"], pointer, "{bad}: {problem}");
     }
 }
+
+#[tokio::test]
+async fn every_game_get_games_lists_is_reviewed_from_its_default_board() {
+    // Review used to name its games itself (its own dispatch, thresholds and default boards),
+    // so a game added to the served list would answer /move and get a 422 here.
+    let server = start_server(Config::for_tests()).await;
+    let games: Value = reqwest::get(server.url("/games"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let games = games["games"].as_array().unwrap();
+    assert!(games.len() >= 3, "{games:?}");
+    for game in games {
+        let board = &game["board"];
+        let (rows, cols) = (
+            board["default_rows"].as_u64().unwrap() as usize,
+            board["default_cols"].as_u64().unwrap() as usize,
+        );
+        // The middle column, or the middle cell: legal on every empty board.
+        let first = if board["gravity"] == true {
+            json!(cols / 2)
+        } else {
+            cell(rows / 2, cols / 2)
+        };
+        let name = &game["name"];
+        let (status, body) = review(
+            &server,
+            &json!({"game": name, "moves": [first], "ply_budget_ms": 20}),
+        )
+        .await;
+        assert_eq!(status, 200, "{name}: {body}");
+        assert_eq!(body["game"], *name);
+        assert_eq!(body["plies"].as_array().unwrap().len(), 1, "{name}: {body}");
+        assert_eq!(body["complete"], true, "{name}: {body}");
+    }
+}
