@@ -20,10 +20,10 @@ use tokio::sync::mpsc;
 
 use super::error::{ApiError, ApiResult};
 use super::json::ApiJson;
-use super::moves::{CellJson, Player, whole};
-use super::stream::{EventPump, json_event, millis, wants_event_stream};
+use super::sse::{EventPump, json_event, wants_event_stream};
+use super::vocabulary::{CellJson, Player, millis, outcome, whole};
 use super::{AppState, Arrival};
-use crate::engine::{Proof, Score, Side};
+use crate::engine::{Score, Side};
 use crate::service::metrics::{self, RequestKind, RequestRecord};
 use crate::service::review::{GameStatus, PlayedMove, PlyReview, Review, ReviewError, ReviewQuery};
 
@@ -161,13 +161,6 @@ pub struct PlyJson {
     pub outcome_change: Option<String>,
     pub depth: u32,
     pub cached: bool,
-}
-
-fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
-    match proof {
-        Some(p) => (Some(p.outcome.as_str()), Some(p.plies_to_end)),
-        None => (None, None),
-    }
 }
 
 impl From<&PlyReview> for PlyJson {
