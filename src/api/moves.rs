@@ -4,20 +4,21 @@
 //! Implements the "API" section of the service issue; openapi.yaml's `MoveRequest` is the
 //! contract the request type must stay in step with.
 
+use std::future::Future;
 use std::time::Instant;
 
 use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
 
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiError, ApiResult, status_of};
 use super::json::ApiJson;
 use super::sse::WantsEventStream;
 use super::vocabulary::{Player, whole};
 use super::{AppState, Arrival};
 use crate::engine::{Algorithm, Side};
 use crate::service::metrics::{self, RequestKind, RequestRecord};
-use crate::service::{MoveQuery, Served};
+use crate::service::{MoveQuery, Served, progress};
 
 /// Which search algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -188,9 +189,8 @@ pub async fn suggest_move(
     ApiJson(request): ApiJson<MoveRequest>,
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
-    let service = &state.service;
     let game_label = metrics::game_label(&request.game);
-    let query = MoveQuery {
+    let mut query = MoveQuery {
         game: request.game,
         board: request.board,
         to_move: request.to_move.map(Side::from),
@@ -211,20 +211,37 @@ pub async fn suggest_move(
         arrival,
         progress: None,
     };
-    if streamed {
-        return Ok(super::stream::move_events(state.clone(), query, game_label, arrival).await);
-    }
-    // Counted as abandoned if the client goes away while the search runs.
-    let record = RequestRecord::start(service.metrics(), RequestKind::Move, game_label, arrival);
-    let result = service.dispatch(query).await.map_err(ApiError::from);
-    record.finish(match &result {
-        Ok(_) => 200,
-        Err(error) => error.status_code().as_u16(),
+    let events = streamed.then(|| {
+        let (sender, events) = progress::channel();
+        query.progress = Some(sender);
+        events
     });
+    let answer = counted(&state, query, game_label, arrival);
+    if let Some(events) = events {
+        return Ok(super::stream::move_events(&state, answer, events).await);
+    }
     let Served {
         answer,
         cached_from,
         ..
-    } = result?;
+    } = answer.await?;
     Ok(state.answer_bodies.response(&answer, cached_from))
+}
+
+/// The move request answered, and counted in the `/move` metrics whether it is streamed or
+/// not: from now, with the status it is answered with, or as abandoned (499) if the client goes
+/// away first (the future is then dropped unfinished). `game` is the metrics label.
+fn counted(
+    state: &AppState,
+    query: MoveQuery,
+    game: &'static str,
+    arrival: Instant,
+) -> impl Future<Output = ApiResult<Served>> + Send + 'static {
+    let service = state.service.clone();
+    let record = RequestRecord::start(service.metrics(), RequestKind::Move, game, arrival);
+    async move {
+        let result = service.dispatch(query).await.map_err(ApiError::from);
+        record.finish(status_of(&result));
+        result
+    }
 }

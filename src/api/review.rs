@@ -18,7 +18,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiError, ApiResult, status_of};
 use super::json::ApiJson;
 use super::sse::{EventPump, json_event, wants_event_stream};
 use super::vocabulary::{CellJson, Player, millis, outcome, whole};
@@ -299,11 +299,7 @@ pub async fn review(
     let record = RequestRecord::start(service.metrics(), RequestKind::Review, game, arrival);
     if !wants_event_stream(&headers) {
         let result = service.review(query, None).await.map_err(ApiError::from);
-        record.finish(
-            result
-                .as_ref()
-                .map_or_else(|e| e.status_code().as_u16(), |_| 200),
-        );
+        record.finish(status_of(&result));
         return Ok(Json(ReviewResponse::from(&result?)).into_response());
     }
     // Plies are sent as judged; a slow reader holds the review back (bounded memory). Until
@@ -312,11 +308,7 @@ pub async fn review(
     let reviewing = async move { service.review(query, Some(sender)).await };
     let finish = move |result: Result<Review, ReviewError>| {
         let result = result.map_err(ApiError::from);
-        record.finish(
-            result
-                .as_ref()
-                .map_or_else(|e| e.status_code().as_u16(), |_| 200),
-        );
+        record.finish(status_of(&result));
         Ok(json_event("review", &ReviewResponse::from(&result?)))
     };
     let pump = EventPump::new(reviewing, plies, ply_event, finish)

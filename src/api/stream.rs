@@ -22,20 +22,19 @@
 //! worker is free within a millisecond or so). A comment line every [`KEEP_ALIVE`](super::sse::KEEP_ALIVE) keeps
 //! proxies from timing the stream out and lets a write notice a peer that vanished silently.
 
-use std::time::Instant;
+use std::future::Future;
 
 use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::AppState;
-use super::error::ApiError;
+use super::error::ApiResult;
 use super::move_response::MoveResponse;
 use super::sse::{EventPump, json_event};
 use super::vocabulary::{CellJson, millis};
-use crate::service::metrics::{RequestKind, RequestRecord};
-use crate::service::progress::{self, IterationProgress, SearchEvent};
-use crate::service::{MoveQuery, Served, ServiceError};
+use crate::service::Served;
+use crate::service::progress::{IterationProgress, ProgressReceiver, SearchEvent};
 
 /// The `iteration` event's data.
 #[derive(Clone, Debug, Serialize)]
@@ -77,36 +76,21 @@ fn iteration_event(event: SearchEvent) -> Option<Event> {
     }
 }
 
-/// `POST /move` answered as an event stream (see the module doc). `game` is the metrics label.
+/// `POST /move` answered as an event stream (see the module doc): `answer` is the search (the
+/// request counted in the metrics, see [`super::moves`]), `events` its progress.
 pub async fn move_events(
-    state: AppState,
-    mut query: MoveQuery,
-    game: &'static str,
-    arrival: Instant,
+    state: &AppState,
+    answer: impl Future<Output = ApiResult<Served>> + Send + 'static,
+    events: ProgressReceiver,
 ) -> Response {
-    let (sender, events) = progress::channel();
-    query.progress = Some(sender);
-    let service = state.service.clone();
-    // Counted as abandoned (499) if the client goes away before the job ends: the body, and
-    // with it `finish`, is then dropped unrun.
-    let record = RequestRecord::start(service.metrics(), RequestKind::Move, game, arrival);
-    let search = async move { service.dispatch(query).await };
-    // The answer event, or the error; recorded in the metrics either way.
-    let finish = move |result: Result<Served, ServiceError>| match result {
-        Ok(served) => {
-            record.finish(200);
-            let response = MoveResponse::new(&served.answer, served.cached_from);
-            Ok(json_event("answer", &response))
-        }
-        Err(error) => {
-            let error = ApiError::from(error);
-            record.finish(error.status_code().as_u16());
-            Err(error)
-        }
+    let finish = |result: ApiResult<Served>| {
+        let served = result?;
+        let response = MoveResponse::new(&served.answer, served.cached_from);
+        Ok(json_event("answer", &response))
     };
-    // Until the search is sure of a worker (the service sends `Queued` or `Started`), an error is still a plain
-    // problem+json response.
-    match EventPump::new(search, events, iteration_event, finish)
+    // Until the search is sure of a worker (the service sends `Queued` or `Started`), an error
+    // is still a plain problem+json response.
+    match EventPump::new(answer, events, iteration_event, finish)
         .first()
         .await
     {

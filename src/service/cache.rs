@@ -19,6 +19,7 @@ use lru::LruCache;
 use crate::engine::{Side, StopReason};
 
 use super::Answer;
+use super::latency::FRESH_START;
 
 /// What identifies a question: the position and what was asked about it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -46,11 +47,6 @@ pub struct AskedLimits {
     pub max_nodes: Option<u64>,
 }
 
-/// What a search started at once loses of its budget before its window opens: the millisecond
-/// kept for writing the answer, and parsing and dispatch. A window within this of a budget is
-/// as much as a fresh search under that budget would have had.
-const FRESH_START_MS: u128 = 2;
-
 #[derive(Debug)]
 struct Stored {
     answer: Arc<Answer>,
@@ -70,7 +66,8 @@ pub fn serves(answer: &Answer, asked: &AskedLimits) -> bool {
     match answer.stop_reason {
         StopReason::Proven | StopReason::Book | StopReason::Depth | StopReason::Nodes => true,
         StopReason::Time => {
-            u128::from(asked.budget_ms) <= answer.window.as_millis() + FRESH_START_MS
+            // A window within FRESH_START of the budget is as much as a fresh search gets.
+            u128::from(asked.budget_ms) <= answer.window.as_millis() + FRESH_START.as_millis()
         }
         StopReason::Cancelled => false,
     }

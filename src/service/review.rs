@@ -35,7 +35,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::games::{GameTask, ServedGame, Thresholds, with_game};
-use super::pool::JobTimes;
+use super::latency::JobTimes;
 use super::{MoveQuery, Runner, Service, ServiceError};
 use crate::engine::{Algorithm, Move, Outcome, Proof, Score, Side, Status, WIN, is_decisive};
 use crate::games::{BoardGame, Cell, Grid, Stone};
@@ -187,24 +187,10 @@ struct Judged {
     cached: bool,
 }
 
-fn rows_of(grid: &Grid) -> Vec<String> {
-    (0..grid.rows)
-        .map(|r| {
-            (0..grid.cols)
-                .map(|c| match grid.at(r, c) {
-                    Stone::Empty => '.',
-                    Stone::Player(Side::First) => 'X',
-                    Stone::Player(Side::Second) => 'O',
-                })
-                .collect()
-        })
-        .collect()
-}
-
 /// The empty board of the game's default size (as `GET /games` describes it).
 fn default_board<G: ServedGame>() -> Vec<String> {
     let board = G::info().board;
-    vec![".".repeat(board.default_cols); board.default_rows]
+    Grid::empty(board.default_rows, board.default_cols).to_rows()
 }
 
 /// Why `mv`, the list's move `index`, is not among the legal moves of `position` (grid
@@ -274,7 +260,7 @@ fn replay<G: ServedGame>(query: &ReviewQuery, rules: &G::Rules) -> Result<Replay
     let mut legal = Vec::new();
     for (index, &wanted) in query.moves.iter().enumerate() {
         positions.push(Replayed {
-            rows: rows_of(&grid),
+            rows: grid.to_rows(),
             to_move: position.side_to_move(),
             status: position.status(),
         });
@@ -309,12 +295,12 @@ fn replay<G: ServedGame>(query: &ReviewQuery, rules: &G::Rules) -> Result<Replay
             });
         };
         let cell = position.cell_of(mv);
-        grid.cells[cell.row * grid.cols + cell.col] = Stone::Player(position.side_to_move());
+        grid.set(cell.row, cell.col, Stone::Player(position.side_to_move()));
         position.make(mv);
         played.push(cell);
     }
     positions.push(Replayed {
-        rows: rows_of(&grid),
+        rows: grid.to_rows(),
         to_move: position.side_to_move(),
         status: position.status(),
     });

@@ -156,7 +156,7 @@ async fn move_errors_match_the_schema() {
 
 #[tokio::test]
 async fn overload_matches_the_schema() {
-    use kibitz::service::pool::JobTimes;
+    use kibitz::service::latency::JobTimes;
     use std::time::{Duration, Instant};
     let state = state_with(Config {
         workers: 1,
