@@ -39,6 +39,25 @@ pub struct CacheKey {
     pub style: super::levels::Style,
 }
 
+impl CacheKey {
+    /// The key of the plainest question about a position: the game's default rules (no rule
+    /// text), a full-strength alpha-beta best move without analysis or limits. Tests and tools
+    /// name the fields they ask differently on top of it (`CacheKey { analysis: true, ..key }`).
+    pub fn plain(game: &'static str, board: impl Into<String>, to_move: Side) -> CacheKey {
+        CacheKey {
+            game,
+            rules: String::new(),
+            board: board.into(),
+            to_move,
+            minimax: false,
+            analysis: false,
+            max_depth: None,
+            max_nodes: None,
+            style: Default::default(),
+        }
+    }
+}
+
 /// The limits a request asks for. `None` is no limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AskedLimits {

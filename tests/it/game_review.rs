@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::boards::board15;
 use crate::live_progress::assert_schema;
 use crate::service::common::*;
 use crate::sse_client::post_events;
@@ -148,23 +149,17 @@ async fn a_connect4_review_can_start_from_a_given_position() {
 #[tokio::test]
 async fn illegal_move_lists_are_422_naming_the_ply_and_why() {
     let server = start_server(Config::for_tests()).await;
-    let renju_board = [
-        "O.O............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        ".......X.......",
-        ".......X.......",
-        ".....XX........",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "............O.O",
-    ];
+    // Black to move; row 7, column 7 would be a double three.
+    let renju_board = board15(&[
+        (0, 0, 'O'),
+        (0, 2, 'O'),
+        (5, 7, 'X'),
+        (6, 7, 'X'),
+        (7, 5, 'X'),
+        (7, 6, 'X'),
+        (14, 12, 'O'),
+        (14, 14, 'O'),
+    ]);
     let cases = [
         (
             json!({"game": "connect4", "moves": [3, 3, 3, 3, 3, 3, 3]}),
@@ -380,9 +375,7 @@ fn keep_workers_busy(server: &Running) -> std::sync::Arc<std::sync::atomic::Atom
             let http = reqwest::Client::new();
             let mut i = client;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let mut board = vec![".".repeat(15); 15];
-                let (row, col) = (i / 15 % 15, i % 15);
-                board[row].replace_range(col..=col, "X");
+                let board = board15(&[(i / 15 % 15, i % 15, 'X')]);
                 let _ = http
                     .post(&url)
                     .json(&json!({"game": "gomoku", "board": board, "budget_ms": 400}))

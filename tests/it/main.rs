@@ -22,8 +22,10 @@
 //! - `live_progress`: `POST /move` streamed as Server-Sent Events, and the engine's progress
 //!   hook; `sse_client` is the small SSE reader those tests use.
 //! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
+//! - `boards`: test boards written as their stones.
 
 mod analysis_agreement;
+mod boards;
 mod connect4_book;
 mod connect4_equivalence;
 mod connect4_opening;

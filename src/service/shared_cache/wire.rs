@@ -261,15 +261,9 @@ mod tests {
 
     fn key() -> CacheKey {
         CacheKey {
-            game: "tictactoe",
-            rules: String::new(),
-            board: "XX./OO./...".into(),
-            to_move: Side::First,
-            minimax: false,
             analysis: true,
             max_depth: Some(7),
-            max_nodes: None,
-            style: Default::default(),
+            ..CacheKey::plain("tictactoe", "XX./OO./...", Side::First)
         }
     }
 
