@@ -29,7 +29,8 @@ use kibitz::engine::{
 };
 use kibitz::games::BoardGame;
 use kibitz::games::connect4::Connect4;
-use kibitz::games::connect4::solver::{Solver, score_from_distance};
+use kibitz::games::connect4::score::score_from_distance;
+use kibitz::games::connect4::solver::Solver;
 use kibitz::games::tictactoe::TicTacToe;
 
 const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/connect4");

@@ -17,6 +17,7 @@
 
 use std::time::{Duration, Instant};
 
+use kibitz::arena::wilson_interval;
 use kibitz::engine::skill::{FULL_STRENGTH, SplitMix64};
 use kibitz::engine::{Move, SearchLimits, SearchOptions, Side, Status, TranspositionTable};
 use kibitz::games::Grid;
@@ -156,9 +157,12 @@ fn pairing<G: ServedGame>(
 
 /// The 95% Wilson score interval of a score `p` over `n` games of which `wins` and `draws`
 /// (the rest lost). A draw is half a point, so a pairing with many draws varies less than one
-/// of wins and losses only: the interval uses the effective number of games
-/// `n * p(1-p) / variance` (the plain `n` when every game had the same result), so a row like
-/// 82 wins, 1890 draws, 28 losses is told apart from an even one.
+/// of wins and losses only: the interval is the arena's [`wilson_interval`] over the effective
+/// number of games `n * p(1-p) / variance` (the plain `n` when every game had the same result),
+/// so a row like 82 wins, 1890 draws, 28 losses is told apart from an even one. (The arena's
+/// own match scores keep the plain `n`, which is wider, so on the safe side, and hardly differs
+/// where draws are rare, as in gomoku; the levels tables are full of Connect-4 and tic-tac-toe
+/// draws.)
 fn wilson(p: f64, n: usize, wins: usize, draws: usize) -> (f64, f64) {
     let games = n as f64;
     let (w, d) = (wins as f64 / games, draws as f64 / games);
@@ -169,11 +173,7 @@ fn wilson(p: f64, n: usize, wins: usize, draws: usize) -> (f64, f64) {
     } else {
         games
     };
-    let z = 1.96f64;
-    let denom = 1.0 + z * z / n;
-    let centre = (p + z * z / (2.0 * n)) / denom;
-    let half = z * ((p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt()) / denom;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    wilson_interval(p * n, n)
 }
 
 fn run<G: ServedGame>(label: &str, start: G, table_mb: usize, settings: &Settings) {

@@ -1,6 +1,7 @@
 //! kibitz: an HTTP service that suggests moves in board games.
 //!
-//! The dependency arrow points one way: `api` → `service` → `engine` ← `games`.
+//! The dependency arrow points one way: `api` → `service` → `engine` ← `games`, and `api` →
+//! `tree` (the teaching trees stand alone).
 //!
 //! - [`engine`]: game-agnostic search (iterative-deepening alpha-beta, transposition table,
 //!   move ordering, limits, reports). Knows nothing of HTTP.
@@ -12,6 +13,8 @@
 //! - [`config`]: the server's configuration (flags with `KIBITZ_*` environment fallbacks).
 //! - [`arena`]: gomoku matches between kibitz, baselines and external piskvork engines.
 //! - [`server`]: binds, serves and shuts down gracefully; what `main` calls.
+//! - [`tree`]: the teaching trees (`POST /tree`): bracket text, minimax and textbook alpha-beta
+//!   over a small explicit tree. Their own product: they use neither the engine nor HTTP.
 
 pub mod api;
 pub mod arena;
@@ -20,3 +23,4 @@ pub mod engine;
 pub mod games;
 pub mod server;
 pub mod service;
+pub mod tree;

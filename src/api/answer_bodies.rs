@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use lru::LruCache;
 
 use super::error::ApiError;
-use super::moves::MoveResponse;
+use super::move_response::MoveResponse;
 use crate::service::Answer;
 use crate::service::cache::CacheTier;
 

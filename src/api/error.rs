@@ -67,6 +67,13 @@ pub enum ApiError {
     Internal(String),
 }
 
+/// The status `result` is answered with, 200 or the error's: what the request metrics count.
+pub fn status_of<T>(result: &ApiResult<T>) -> u16 {
+    result
+        .as_ref()
+        .map_or_else(|error| error.status_code().as_u16(), |_| 200)
+}
+
 impl ApiError {
     pub fn status_code(&self) -> StatusCode {
         match self {

@@ -201,7 +201,7 @@ fn describe(pointer: String, error: &serde_json::Error) -> ApiError {
     };
     // A whole number too large for its field is of the schema's type (its integers have no
     // maximum) but out of range: a 422 as any other range error, not a malformed body.
-    if let Some(message) = message.strip_prefix(super::moves::whole::OUT_OF_RANGE) {
+    if let Some(message) = message.strip_prefix(super::vocabulary::whole::OUT_OF_RANGE) {
         return ApiError::unplayable(pointer, message);
     }
     let detail = if pointer.is_empty() {

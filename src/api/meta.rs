@@ -67,9 +67,9 @@ pub async fn games(State(state): State<AppState>) -> Json<serde_json::Value> {
     let tree = json!({
         "route": "/tree",
         "description": "evaluate a game tree you write: minimax value, best move, and what alpha-beta pruned",
-        "max_nodes": crate::engine::tree::MAX_NODES,
-        "max_depth": crate::engine::tree::MAX_DEPTH,
-        "max_name_chars": crate::engine::tree::MAX_NAME_CHARS,
+        "max_nodes": crate::tree::MAX_NODES,
+        "max_depth": crate::tree::MAX_DEPTH,
+        "max_name_chars": crate::tree::MAX_NAME_CHARS,
         "max_body_bytes": state.config.tree_max_body_bytes,
     });
     Json(json!({ "games": games, "tree": tree }))

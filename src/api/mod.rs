@@ -1,8 +1,11 @@
 //! The HTTP API: routes, bodies, errors, and the middleware every response goes through.
 //!
 //! - [`moves`]: `POST /move`.
+//! - [`move_response`]: its answer's body.
 //! - [`stream`]: `POST /move` as Server-Sent Events (live progress).
 //! - [`review`]: `POST /review`, a game judged ply by ply.
+//! - [`sse`]: what the streamed routes share: the `Accept` test and the event pump.
+//! - [`vocabulary`]: the JSON words every route shares (players, cells, whole numbers).
 //! - [`tree`]: `POST /tree`, the teaching tree evaluator.
 //! - [`playground`]: `GET /`, the web page, and its embedded files.
 //! - [`meta`]: `GET /games`, `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
@@ -19,11 +22,14 @@ pub mod bookkeeping;
 pub mod error;
 pub mod json;
 pub mod meta;
+pub mod move_response;
 pub mod moves;
 pub mod playground;
 pub mod review;
+pub mod sse;
 pub mod stream;
 pub mod tree;
+pub mod vocabulary;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

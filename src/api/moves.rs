@@ -1,48 +1,24 @@
-//! `POST /move`: the request and response bodies, and the handler.
+//! `POST /move`: the request body and the handler (the answer's body is [`MoveResponse`], in
+//! its own file; streamed answers are [`super::stream`]'s).
 //!
-//! Implements the "API" section of the service issue; openapi.yaml (`MoveRequest`,
-//! `MoveResponse`) is the contract these types must stay in step with.
+//! Implements the "API" section of the service issue; openapi.yaml's `MoveRequest` is the
+//! contract the request type must stay in step with.
 
+use std::future::Future;
 use std::time::Instant;
 
 use axum::extract::State;
 use axum::response::Response;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiError, ApiResult, status_of};
 use super::json::ApiJson;
-use super::stream::WantsEventStream;
+use super::sse::WantsEventStream;
+use super::vocabulary::{Player, whole};
 use super::{AppState, Arrival};
-use crate::engine::{Algorithm, Proof, Score, Side};
-use crate::games::Cell;
-use crate::service::cache::CacheTier;
+use crate::engine::{Algorithm, Side};
 use crate::service::metrics::{self, RequestKind, RequestRecord};
-use crate::service::{Answer, MoveQuery, Served};
-
-/// `X` or `O`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-pub enum Player {
-    X,
-    O,
-}
-
-impl From<Player> for Side {
-    fn from(player: Player) -> Side {
-        match player {
-            Player::X => Side::First,
-            Player::O => Side::Second,
-        }
-    }
-}
-
-impl From<Side> for Player {
-    fn from(side: Side) -> Player {
-        match side {
-            Side::First => Player::X,
-            Side::Second => Player::O,
-        }
-    }
-}
+use crate::service::{MoveQuery, Served, progress};
 
 /// Which search algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -204,221 +180,6 @@ mod unique_keys {
     }
 }
 
-/// Whole-number fields as JSON Schema sees them: `5` and `5.0` are the same integer. Values
-/// too large for the field saturate, so the range check answers them (422), not the parser.
-pub(super) mod whole {
-    use serde::de::{Deserialize, Deserializer, Error};
-    use serde_json::Number;
-
-    /// 2^64 as a double: every whole double below it is an exact u64.
-    pub const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
-
-    /// How a "too large" error starts. serde errors carry only text, so the JSON extractor
-    /// tells this range error (a 422: the number is an integer, as the schema asks) from a
-    /// shape error (a 400) by this prefix, which it strips.
-    pub const OUT_OF_RANGE: &str = "out of range: ";
-
-    /// A required whole number, read like [`option`] (JSON Schema's `integer` includes `3.0`).
-    pub fn required<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: TryFrom<u64>,
-    {
-        option(deserializer)?.ok_or_else(|| D::Error::custom("expected a whole number, not null"))
-    }
-
-    pub fn option<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: TryFrom<u64>,
-    {
-        let Some(number) = Option::<Number>::deserialize(deserializer)? else {
-            return Ok(None);
-        };
-        let value = match number.as_u64() {
-            Some(value) => Some(value),
-            None => match number.as_f64() {
-                Some(f) if f >= 0.0 && f.fract() == 0.0 => (f < TWO_TO_64).then_some(f as u64),
-                _ => {
-                    return Err(D::Error::custom(format!(
-                        "invalid value: {number}, expected a whole number of at least 0"
-                    )));
-                }
-            },
-        };
-        // Never saturate: an error echoing a clamped value would name a number nobody sent.
-        match value.and_then(|v| T::try_from(v).ok()) {
-            Some(value) => Ok(Some(value)),
-            None => Err(D::Error::custom(format!(
-                "{OUT_OF_RANGE}{number} is larger than this field can be"
-            ))),
-        }
-    }
-}
-
-/// A cell, 0-based from the top-left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct CellJson {
-    pub row: usize,
-    pub col: usize,
-}
-
-impl From<Cell> for CellJson {
-    fn from(cell: Cell) -> Self {
-        CellJson {
-            row: cell.row,
-            col: cell.col,
-        }
-    }
-}
-
-/// Transposition-table use of one search.
-#[derive(Clone, Debug, Serialize)]
-pub struct TableJson {
-    pub probes: u64,
-    pub hits: u64,
-    pub fill_permille: u32,
-}
-
-/// One completed iteration.
-#[derive(Clone, Debug, Serialize)]
-pub struct IterationJson {
-    pub depth: u32,
-    pub nodes: u64,
-    pub score: Score,
-    #[serde(rename = "move")]
-    pub mv: CellJson,
-}
-
-/// One root move's score, for analysis.
-#[derive(Clone, Debug, Serialize)]
-pub struct MoveScoreJson {
-    #[serde(rename = "move")]
-    pub mv: CellJson,
-    pub score: Score,
-    pub outcome: Option<&'static str>,
-    pub plies_to_end: Option<u32>,
-    /// Depth of the search that gave `score`: the list ranks deeper scores first.
-    pub depth: u32,
-}
-
-/// The `200` body of `POST /move`.
-#[derive(Clone, Debug, Serialize)]
-pub struct MoveResponse {
-    pub game: &'static str,
-    pub to_move: Player,
-    #[serde(rename = "move")]
-    pub mv: CellJson,
-    /// Side to move's view, the engine's scale kept as is: proven, ±(1,000,000 − plies_to_end)
-    /// (0 for a draw); otherwise the heuristic value, strictly inside ±999,872. Bigger is
-    /// always better for the side to move, and a quicker win scores higher.
-    pub score: Score,
-    pub outcome: Option<&'static str>,
-    pub plies_to_end: Option<u32>,
-    pub depth: u32,
-    pub nodes: u64,
-    pub nps: u64,
-    pub elapsed_ms: f64,
-    pub stop_reason: &'static str,
-    pub tt: TableJson,
-    pub pv: Vec<CellJson>,
-    pub iterations: Vec<IterationJson>,
-    pub cached: bool,
-    /// `local` or `shared` (Redis), when `cached`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cached_from: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub analysis: Option<Vec<MoveScoreJson>>,
-    /// With `analysis` under renju: black's forbidden points now, with the reason.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub forbidden: Option<Vec<ForbiddenJson>>,
-    /// The strength level played (10 = full strength).
-    pub level: u8,
-    /// The seed of a weakened level's choice (the request's, or a fresh one to replay it with).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-    pub deterministic: bool,
-}
-
-/// A point black may not play (renju), for analysis.
-#[derive(Clone, Debug, Serialize)]
-pub struct ForbiddenJson {
-    pub cell: CellJson,
-    /// `double_three`, `double_four` or `overline`.
-    pub reason: &'static str,
-}
-
-fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
-    match proof {
-        Some(p) => (Some(p.outcome.as_str()), Some(p.plies_to_end)),
-        None => (None, None),
-    }
-}
-
-impl MoveResponse {
-    pub fn new(answer: &Answer, cached_from: Option<CacheTier>) -> Self {
-        let (outcome_name, plies_to_end) = outcome(answer.proof);
-        MoveResponse {
-            game: answer.game,
-            to_move: answer.to_move.into(),
-            mv: answer.best.into(),
-            score: answer.score,
-            outcome: outcome_name,
-            plies_to_end,
-            depth: answer.depth,
-            nodes: answer.nodes,
-            nps: answer.nps,
-            elapsed_ms: (answer.elapsed.as_secs_f64() * 1e6).round() / 1e3,
-            stop_reason: answer.stop_reason.as_str(),
-            tt: TableJson {
-                probes: answer.table.probes,
-                hits: answer.table.hits,
-                fill_permille: answer.fill_permille,
-            },
-            pv: answer.pv.iter().map(|&c| c.into()).collect(),
-            iterations: answer
-                .iterations
-                .iter()
-                .map(|it| IterationJson {
-                    depth: it.depth,
-                    nodes: it.nodes,
-                    score: it.score,
-                    mv: it.best.into(),
-                })
-                .collect(),
-            cached: cached_from.is_some(),
-            cached_from: cached_from.map(CacheTier::as_str),
-            analysis: answer.analysis.as_ref().map(|moves| {
-                moves
-                    .iter()
-                    .map(|m| {
-                        let (outcome_name, plies_to_end) = outcome(m.proof);
-                        MoveScoreJson {
-                            mv: m.cell.into(),
-                            score: m.score,
-                            outcome: outcome_name,
-                            plies_to_end,
-                            depth: m.depth,
-                        }
-                    })
-                    .collect()
-            }),
-            forbidden: answer.forbidden.as_ref().map(|points| {
-                points
-                    .iter()
-                    .map(|p| ForbiddenJson {
-                        cell: p.cell.into(),
-                        reason: p.reason,
-                    })
-                    .collect()
-            }),
-            level: answer.style.level,
-            seed: answer.style.seed,
-            deterministic: answer.style.deterministic,
-        }
-    }
-}
-
 /// `POST /move`: suggests a move within the request's budget; streamed as Server-Sent Events
 /// when the client accepts `text/event-stream` (see [`super::stream`]).
 pub async fn suggest_move(
@@ -428,9 +189,8 @@ pub async fn suggest_move(
     ApiJson(request): ApiJson<MoveRequest>,
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
-    let service = &state.service;
     let game_label = metrics::game_label(&request.game);
-    let query = MoveQuery {
+    let mut query = MoveQuery {
         game: request.game,
         board: request.board,
         to_move: request.to_move.map(Side::from),
@@ -451,20 +211,37 @@ pub async fn suggest_move(
         arrival,
         progress: None,
     };
-    if streamed {
-        return Ok(super::stream::move_events(state.clone(), query, game_label, arrival).await);
-    }
-    // Counted as abandoned if the client goes away while the search runs.
-    let record = RequestRecord::start(service.metrics(), RequestKind::Move, game_label, arrival);
-    let result = service.dispatch(query).await.map_err(ApiError::from);
-    record.finish(match &result {
-        Ok(_) => 200,
-        Err(error) => error.status_code().as_u16(),
+    let events = streamed.then(|| {
+        let (sender, events) = progress::channel();
+        query.progress = Some(sender);
+        events
     });
+    let answer = counted(&state, query, game_label, arrival);
+    if let Some(events) = events {
+        return Ok(super::stream::move_events(&state, answer, events).await);
+    }
     let Served {
         answer,
         cached_from,
         ..
-    } = result?;
+    } = answer.await?;
     Ok(state.answer_bodies.response(&answer, cached_from))
+}
+
+/// The move request answered, and counted in the `/move` metrics whether it is streamed or
+/// not: from now, with the status it is answered with, or as abandoned (499) if the client goes
+/// away first (the future is then dropped unfinished). `game` is the metrics label.
+fn counted(
+    state: &AppState,
+    query: MoveQuery,
+    game: &'static str,
+    arrival: Instant,
+) -> impl Future<Output = ApiResult<Served>> + Send + 'static {
+    let service = state.service.clone();
+    let record = RequestRecord::start(service.metrics(), RequestKind::Move, game, arrival);
+    async move {
+        let result = service.dispatch(query).await.map_err(ApiError::from);
+        record.finish(status_of(&result));
+        result
+    }
 }

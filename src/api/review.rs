@@ -18,12 +18,12 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiError, ApiResult, status_of};
 use super::json::ApiJson;
-use super::moves::{CellJson, Player, whole};
-use super::stream::{EventPump, json_event, millis, wants_event_stream};
+use super::sse::{EventPump, json_event, wants_event_stream};
+use super::vocabulary::{CellJson, Player, millis, outcome, whole};
 use super::{AppState, Arrival};
-use crate::engine::{Proof, Score, Side};
+use crate::engine::{Score, Side};
 use crate::service::metrics::{self, RequestKind, RequestRecord};
 use crate::service::review::{GameStatus, PlayedMove, PlyReview, Review, ReviewError, ReviewQuery};
 
@@ -163,13 +163,6 @@ pub struct PlyJson {
     pub cached: bool,
 }
 
-fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
-    match proof {
-        Some(p) => (Some(p.outcome.as_str()), Some(p.plies_to_end)),
-        None => (None, None),
-    }
-}
-
 impl From<&PlyReview> for PlyJson {
     fn from(p: &PlyReview) -> Self {
         let (best_outcome, best_plies_to_end) = outcome(p.best_proof);
@@ -306,11 +299,7 @@ pub async fn review(
     let record = RequestRecord::start(service.metrics(), RequestKind::Review, game, arrival);
     if !wants_event_stream(&headers) {
         let result = service.review(query, None).await.map_err(ApiError::from);
-        record.finish(
-            result
-                .as_ref()
-                .map_or_else(|e| e.status_code().as_u16(), |_| 200),
-        );
+        record.finish(status_of(&result));
         return Ok(Json(ReviewResponse::from(&result?)).into_response());
     }
     // Plies are sent as judged; a slow reader holds the review back (bounded memory). Until
@@ -319,11 +308,7 @@ pub async fn review(
     let reviewing = async move { service.review(query, Some(sender)).await };
     let finish = move |result: Result<Review, ReviewError>| {
         let result = result.map_err(ApiError::from);
-        record.finish(
-            result
-                .as_ref()
-                .map_or_else(|e| e.status_code().as_u16(), |_| 200),
-        );
+        record.finish(status_of(&result));
         Ok(json_event("review", &ReviewResponse::from(&result?)))
     };
     let pump = EventPump::new(reviewing, plies, ply_event, finish)

@@ -1,6 +1,6 @@
 //! `POST /tree`, the JSON side of the teaching tree evaluator: a user sends a small game tree,
 //! as nested node objects or as bracket text, and gets its minimax value, best move, principal
-//! line and what textbook alpha-beta pruned (see [`crate::engine::tree`]).
+//! line and what textbook alpha-beta pruned (see [`crate::tree`]).
 //!
 //! The key idea is that a deep request must cost a clean 422, never the stack. serde_json's
 //! own recursion limit (128) would refuse honest 1,000-level trees with an unhelpful message,
@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::engine::tree::{
+use crate::tree::{
     self, CutKind, Evaluation, MAX_DEPTH, NodeId, Player, Tree, TreeBuilder, TreeError,
 };
 

@@ -444,7 +444,11 @@ pub fn result_for_first(record: &GameRecord, first_is_black: bool) -> GameResult
     }
 }
 
-/// Wilson score interval at 95 % for `score` successes out of `n`.
+/// Wilson score interval at 95 % for `score` successes out of `n` trials (a match: `n` games,
+/// a draw half a success). Counting each game as one trial overstates the spread of a score
+/// with many draws (a draw varies less than a win or a loss), so the interval is a little wide
+/// then, which errs on the safe side; `examples/levels.rs`, whose pairings draw a lot, passes
+/// an effective number of games instead.
 pub fn wilson_interval(score: f64, n: f64) -> (f64, f64) {
     if n == 0.0 {
         return (0.0, 1.0);

@@ -8,7 +8,6 @@
 //! - [`report`]: what a search returns.
 //! - [`progress`]: the hook told of each completed iteration (live progress).
 //! - [`skill`]: strength levels 1-9 (a shallower search and a seeded softmax over root moves).
-//! - [`tree`]: explicit teaching trees (bracket text), minimax and textbook alpha-beta over them.
 //!
 //! The engine knows nothing of HTTP, serde or tokio; the service drives it from worker threads.
 
@@ -20,7 +19,6 @@ pub mod report;
 pub mod search;
 pub mod skill;
 pub mod table;
-pub mod tree;
 
 pub use game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Side, Status, WIN, is_decisive};
 pub use limits::{CancelFlag, Deadline, SearchLimits, StopReason};

@@ -34,6 +34,26 @@ pub enum Stone {
     Player(Side),
 }
 
+impl Stone {
+    /// The board text's letter: `.` empty, [`Side::letter`] for a stone.
+    pub fn letter(self) -> char {
+        match self {
+            Stone::Empty => '.',
+            Stone::Player(side) => side.letter(),
+        }
+    }
+
+    /// The stone a board text's letter stands for, in either case; `None` for anything else.
+    pub fn from_letter(letter: char) -> Option<Stone> {
+        match letter {
+            '.' => Some(Stone::Empty),
+            'X' | 'x' => Some(Stone::Player(Side::First)),
+            'O' | 'o' => Some(Stone::Player(Side::Second)),
+            _ => None,
+        }
+    }
+}
+
 /// A board read from text rows, top to bottom: `.` empty, `X`/`x` first player, `O`/`o` second.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grid {
@@ -71,18 +91,11 @@ impl Grid {
                 )));
             }
             for (c, ch) in row.chars().enumerate() {
-                cells.push(match ch {
-                    '.' => Stone::Empty,
-                    'X' | 'x' => Stone::Player(Side::First),
-                    'O' | 'o' => Stone::Player(Side::Second),
-                    other => {
-                        return Err(PositionError::BadCell {
-                            row: r,
-                            col: c,
-                            found: other,
-                        });
-                    }
-                });
+                cells.push(Stone::from_letter(ch).ok_or(PositionError::BadCell {
+                    row: r,
+                    col: c,
+                    found: ch,
+                })?);
             }
         }
         Ok(Grid {
@@ -92,8 +105,30 @@ impl Grid {
         })
     }
 
+    /// An empty board of `rows` x `cols`.
+    pub fn empty(rows: usize, cols: usize) -> Grid {
+        Grid {
+            rows,
+            cols,
+            cells: vec![Stone::Empty; rows * cols],
+        }
+    }
+
     pub fn at(&self, row: usize, col: usize) -> Stone {
         self.cells[row * self.cols + col]
+    }
+
+    /// Puts `stone` on the cell at `row`, `col` (no rule checked: a board, not a move).
+    pub fn set(&mut self, row: usize, col: usize, stone: Stone) {
+        self.cells[row * self.cols + col] = stone;
+    }
+
+    /// The board as text rows, top to bottom, in upper case: what [`Grid::parse`] reads.
+    pub fn to_rows(&self) -> Vec<String> {
+        self.cells
+            .chunks(self.cols.max(1))
+            .map(|row| row.iter().map(|s| s.letter()).collect())
+            .collect()
     }
 
     /// Stones of each side: (first, second).
@@ -211,6 +246,17 @@ mod tests {
         assert_eq!(grid.at(0, 2), Stone::Player(Side::Second));
         assert_eq!(grid.at(2, 2), Stone::Player(Side::Second));
         assert_eq!(grid.counts(), (2, 2));
+    }
+
+    #[test]
+    fn a_grid_written_as_rows_reads_back_the_same() {
+        let mut grid = Grid::empty(2, 3);
+        grid.set(0, 2, Stone::Player(Side::First));
+        grid.set(1, 0, Stone::Player(Side::Second));
+        assert_eq!(grid.to_rows(), ["..X", "O.."]);
+        assert_eq!(Grid::parse(&grid.to_rows(), 10).unwrap(), grid);
+        assert_eq!(Stone::from_letter('x').map(Stone::letter), Some('X'));
+        assert_eq!(Stone::from_letter('#'), None);
     }
 
     #[test]

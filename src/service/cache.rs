@@ -19,6 +19,7 @@ use lru::LruCache;
 use crate::engine::{Side, StopReason};
 
 use super::Answer;
+use super::latency::FRESH_START;
 
 /// What identifies a question: the position and what was asked about it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -38,6 +39,25 @@ pub struct CacheKey {
     pub style: super::levels::Style,
 }
 
+impl CacheKey {
+    /// The key of the plainest question about a position: the game's default rules (no rule
+    /// text), a full-strength alpha-beta best move without analysis or limits. Tests and tools
+    /// name the fields they ask differently on top of it (`CacheKey { analysis: true, ..key }`).
+    pub fn plain(game: &'static str, board: impl Into<String>, to_move: Side) -> CacheKey {
+        CacheKey {
+            game,
+            rules: String::new(),
+            board: board.into(),
+            to_move,
+            minimax: false,
+            analysis: false,
+            max_depth: None,
+            max_nodes: None,
+            style: Default::default(),
+        }
+    }
+}
+
 /// The limits a request asks for. `None` is no limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AskedLimits {
@@ -45,11 +65,6 @@ pub struct AskedLimits {
     pub max_depth: Option<u32>,
     pub max_nodes: Option<u64>,
 }
-
-/// What a search started at once loses of its budget before its window opens: the millisecond
-/// kept for writing the answer, and parsing and dispatch. A window within this of a budget is
-/// as much as a fresh search under that budget would have had.
-const FRESH_START_MS: u128 = 2;
 
 #[derive(Debug)]
 struct Stored {
@@ -70,7 +85,8 @@ pub fn serves(answer: &Answer, asked: &AskedLimits) -> bool {
     match answer.stop_reason {
         StopReason::Proven | StopReason::Book | StopReason::Depth | StopReason::Nodes => true,
         StopReason::Time => {
-            u128::from(asked.budget_ms) <= answer.window.as_millis() + FRESH_START_MS
+            // A window within FRESH_START of the budget is as much as a fresh search gets.
+            u128::from(asked.budget_ms) <= answer.window.as_millis() + FRESH_START.as_millis()
         }
         StopReason::Cancelled => false,
     }

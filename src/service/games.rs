@@ -1,11 +1,16 @@
-//! The games the service plays, and what it needs to know about each beyond its rules: how
-//! its `rules` object reads from JSON, and how `GET /games` describes it.
+//! The games the service plays, and everything it needs to know about each beyond its rules:
+//! how its `rules` object reads from JSON, how `GET /games` describes it (board sizes, the
+//! default board), how a review marks a lost score, its strength levels and table size.
 //!
-//! Dispatch is generic: [`Service::play`](super::Service::play) is written once for any
-//! [`ServedGame`], and the [`served_games!`] list turns a request's game name into the right
-//! monomorphised call. Adding a game takes two steps, both in this file:
-//! 1. `impl ServedGame for NewGame` (its rules parser and its description);
+//! Dispatch is generic: the service's code for a request (a move, a review) is written once
+//! for any [`ServedGame`] as a [`GameTask`], and [`with_game`], generated from the
+//! [`served_games!`] list, turns the request's game name into the right monomorphised call.
+//! Nothing else in the service names a game. Adding a game takes two steps in this file (after
+//! the game itself in `games`; `docs/adding-a-game.md` has the whole list):
+//! 1. `impl ServedGame for NewGame` (its rules parser, its description, its review thresholds);
 //! 2. its type in the `served_games!(...)` line at the bottom.
+
+use std::future::Future;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -35,6 +40,10 @@ pub trait ServedGame: BoardGame {
     /// answers").
     const DETERMINISTIC_NODES_PER_MS: u64 = 100;
 
+    /// How a review marks a played move's heuristic score loss (a proven loss is marked by
+    /// the proof): on this game's evaluation scale.
+    const REVIEW_THRESHOLDS: Thresholds;
+
     /// Reads the request's `rules` object (`None` when absent or null).
     fn parse_rules(rules: Option<&Value>) -> Result<Self::Rules, RulesError>;
 
@@ -43,6 +52,32 @@ pub trait ServedGame: BoardGame {
 
     /// How `GET /games` describes this game.
     fn info() -> GameInfo;
+}
+
+/// Heuristic score losses (engine units) up to which a move is `good`, an `inaccuracy`, a
+/// `mistake`; beyond the last, a `blunder`. Scaled to each game's evaluation: a Connect-4
+/// threat is worth 16 to 40, a gomoku open three about 50 to 100.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thresholds {
+    pub good: crate::engine::Score,
+    pub inaccuracy: crate::engine::Score,
+    pub mistake: crate::engine::Score,
+}
+
+/// Work to do with one served game's type, chosen by the game's name at run time: what
+/// [`with_game`] runs. The task's [`run`](GameTask::run) is the service's generic code for a
+/// request, written once for every [`ServedGame`].
+pub trait GameTask {
+    type Output;
+
+    /// The game the task is for, as the request names it.
+    fn game(&self) -> &str;
+
+    /// The task for `G`, the served game [`GameTask::game`] names.
+    fn run<G: ServedGame>(self) -> impl Future<Output = Self::Output> + Send;
+
+    /// The answer when no served game has that name.
+    fn unknown(self) -> Self::Output;
 }
 
 /// A `rules` object that cannot be used, naming the field at fault.
@@ -222,6 +257,12 @@ impl ServedGame for TicTacToe {
     /// A two-in-a-row with the third cell free.
     const SKILL_UNIT: crate::engine::Score = 10;
     const DETERMINISTIC_NODES_PER_MS: u64 = 1_000;
+    /// Always proven, so a review never reads these; they are for completeness.
+    const REVIEW_THRESHOLDS: Thresholds = Thresholds {
+        good: 2,
+        inaccuracy: 5,
+        mistake: 10,
+    };
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
@@ -252,8 +293,8 @@ impl ServedGame for TicTacToe {
 }
 
 /// Lists the served games, in `GET /games` order, and generates from the list:
-/// [`GAME_NAMES`], [`catalog`], [`table_caps`] and the name-to-type dispatch
-/// [`Service::dispatch`](super::Service::dispatch).
+/// [`GAME_NAMES`], [`catalog`], [`deterministic_rate`], [`table_caps`] and the name-to-type
+/// dispatch [`with_game`] that `/move` and `/review` go through.
 macro_rules! served_games {
     ($($game:ty),+ $(,)?) => {
         /// Names of the served games, as clients write them.
@@ -279,19 +320,14 @@ macro_rules! served_games {
             vec![$((<$game as BoardGame>::NAME, <$game as ServedGame>::TABLE_MB_CAP)),+]
         }
 
-        impl super::Service {
-            /// Plays the request's game: the one generic [`super::Service::play`], per type.
-            pub async fn dispatch(
-                &self,
-                query: super::MoveQuery,
-            ) -> Result<super::Served, super::ServiceError> {
-                $(
-                    if query.game == <$game as BoardGame>::NAME {
-                        return self.play::<$game>(query).await;
-                    }
-                )+
-                Err(super::ServiceError::UnknownGame(query.game))
-            }
+        /// Runs `task` for the served game it names, or answers [`GameTask::unknown`].
+        pub async fn with_game<T: GameTask>(task: T) -> T::Output {
+            $(
+                if task.game() == <$game as BoardGame>::NAME {
+                    return task.run::<$game>().await;
+                }
+            )+
+            task.unknown()
         }
     };
 }
@@ -304,6 +340,11 @@ impl ServedGame for Connect4 {
     /// (2 against 2 plies: 0.52 over 400 games; 3 against 3: 0.53).
     const SKILL_LEVELS: LevelTable = with_depth_caps(STANDARD_LEVELS, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const DETERMINISTIC_NODES_PER_MS: u64 = 300;
+    const REVIEW_THRESHOLDS: Thresholds = Thresholds {
+        good: 10,
+        inaccuracy: 30,
+        mistake: 80,
+    };
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
@@ -344,6 +385,11 @@ impl ServedGame for Gomoku {
     /// About the value of having the move (the evaluation's tempo term, 39).
     const SKILL_UNIT: crate::engine::Score = 40;
     const DETERMINISTIC_NODES_PER_MS: u64 = 80;
+    const REVIEW_THRESHOLDS: Thresholds = Thresholds {
+        good: 15,
+        inaccuracy: 50,
+        mistake: 150,
+    };
 
     fn parse_rules(rules: Option<&Value>) -> Result<GomokuRules, RulesError> {
         parse_gomoku_rules(rules, gomoku::MAX_SIDE)
@@ -385,6 +431,34 @@ served_games!(TicTacToe, Connect4, Gomoku);
 mod tests {
     use super::*;
     use crate::engine::skill::levels_in_order;
+
+    /// Answers the name of the game it ran for.
+    struct NameOf(&'static str);
+
+    impl GameTask for NameOf {
+        type Output = Option<&'static str>;
+
+        fn game(&self) -> &str {
+            self.0
+        }
+
+        async fn run<G: ServedGame>(self) -> Option<&'static str> {
+            Some(G::NAME)
+        }
+
+        fn unknown(self) -> Option<&'static str> {
+            None
+        }
+    }
+
+    #[tokio::test]
+    async fn with_game_runs_the_task_for_the_game_named_and_for_no_other() {
+        for &name in GAME_NAMES {
+            assert_eq!(with_game(NameOf(name)).await, Some(name));
+        }
+        assert_eq!(with_game(NameOf("chess")).await, None);
+        assert_eq!(with_game(NameOf("Gomoku")).await, None, "names are exact");
+    }
 
     #[test]
     fn every_games_levels_are_weaker_than_the_next_in_every_respect() {

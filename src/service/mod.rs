@@ -1,8 +1,10 @@
 //! The service: everything between a parsed request and an engine search, with no HTTP in it.
 //!
 //! - [`games`]: the served games, their rules parsers and the name-to-type dispatch.
+//! - [`latency`]: the latency contract (a 200 never later than its budget plus a few ms, else a
+//!   503 at once): a request's times and the margins that keep it.
 //! - [`pool`]: the search worker threads and the admission control that keeps the latency
-//!   promise (a 200 never later than its budget plus a few ms, else a 503 at once).
+//!   promise.
 //! - [`cache`]: the answer cache in front of the pool.
 //! - [`shared_cache`]: the answer cache shared by replicas (Redis), behind the local one.
 //! - [`metrics`]: the Prometheus metrics.
@@ -17,6 +19,7 @@
 
 pub mod cache;
 pub mod games;
+pub mod latency;
 pub mod levels;
 pub mod metrics;
 pub mod pool;
@@ -25,6 +28,7 @@ pub mod review;
 pub mod shared_cache;
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -35,12 +39,13 @@ use crate::engine::{
     Algorithm, CancelFlag, Deadline, Move, Proof, Score, SearchLimits, SearchOptions, Side,
     StopReason, TableStats, TranspositionTable,
 };
-use crate::games::{Cell, Grid, PositionError, Stone};
+use crate::games::{Cell, Grid, PositionError};
 
 use cache::{AnswerCache, AskedLimits, CacheKey, CacheTier};
-use games::{GAME_NAMES, RulesError, ServedGame, table_caps};
+use games::{GAME_NAMES, GameTask, RulesError, ServedGame, table_caps, with_game};
+use latency::JobTimes;
 use metrics::{GameLabel, Metrics};
-use pool::{JobTimes, PoolError, WorkerPool};
+use pool::{PoolError, WorkerPool};
 
 /// Deepest iteration a request may ask for (the engine's ply limit, less the root).
 pub const MAX_DEPTH: u32 = crate::engine::MAX_PLY as u32 - 1;
@@ -409,6 +414,15 @@ impl Service {
         })
     }
 
+    /// Answers a move request for the game it names (see [`Service::play`]).
+    pub async fn dispatch(&self, query: MoveQuery) -> Result<Served, ServiceError> {
+        with_game(Play {
+            service: self,
+            query,
+        })
+        .await
+    }
+
     /// Answers a move request for game `G`: from the cache, or by a search on a worker.
     pub async fn play<G: ServedGame>(&self, query: MoveQuery) -> Result<Served, ServiceError> {
         self.play_on::<G>(query, Runner::Pool).await
@@ -474,11 +488,7 @@ impl Service {
         }
         let cancel = CancelFlag::new();
         let _cancel_on_drop = CancelOnDrop::register(cancel.clone(), &self.inner);
-        // A millisecond for handing the answer back and writing the response.
-        let search_deadline = times
-            .deadline
-            .checked_sub(Duration::from_millis(1))
-            .unwrap_or(times.deadline);
+        let search_deadline = times.search_deadline();
         // A deterministic search has no deadline of its own (the clock would make its answer
         // depend on this machine's speed and load); a timer cancels it at the deadline instead,
         // which keeps the latency promise and the pool's accounting.
@@ -601,6 +611,28 @@ impl Service {
     }
 }
 
+/// A move request as a [`GameTask`]: [`Service::play`] for the game it names.
+struct Play<'a> {
+    service: &'a Service,
+    query: MoveQuery,
+}
+
+impl GameTask for Play<'_> {
+    type Output = Result<Served, ServiceError>;
+
+    fn game(&self) -> &str {
+        &self.query.game
+    }
+
+    fn run<G: ServedGame>(self) -> impl Future<Output = Self::Output> + Send {
+        self.service.play::<G>(self.query)
+    }
+
+    fn unknown(self) -> Self::Output {
+        Err(ServiceError::UnknownGame(self.query.game))
+    }
+}
+
 /// Where a search runs: on the pool, admitted on its own, or on a worker held for a series
 /// of searches (a review).
 enum Runner<'a> {
@@ -688,11 +720,7 @@ fn board_key(grid: &Grid) -> String {
         if i > 0 && i % grid.cols == 0 {
             key.push('/');
         }
-        key.push(match stone {
-            Stone::Empty => '.',
-            Stone::Player(Side::First) => 'X',
-            Stone::Player(Side::Second) => 'O',
-        });
+        key.push(stone.letter());
     }
     key
 }

@@ -29,11 +29,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use super::latency::{JobTimes, OVERSHOOT};
 use super::metrics::Metrics;
-
-/// How much later than its deadline a search may end (clock checked every 1024 nodes, answer
-/// sent back): added to each deadline when bounding when a worker frees up.
-const OVERSHOOT: Duration = Duration::from_millis(2);
 
 /// Job states; moved from `QUEUED` exactly once, by whichever side gets there first.
 const QUEUED: u8 = 0;
@@ -82,29 +79,6 @@ pub enum ShedReason {
 fn seconds_until(at: Instant) -> Duration {
     let wait = at.saturating_duration_since(Instant::now());
     Duration::from_secs(wait.as_millis().div_ceil(1000).max(1) as u64)
-}
-
-/// When a job must end and until when it is worth starting.
-#[derive(Clone, Copy, Debug)]
-pub struct JobTimes {
-    /// When the request arrived.
-    pub arrival: Instant,
-    /// When the answer is due (arrival + budget).
-    pub deadline: Instant,
-    /// Starting later than this leaves the job too little time to think.
-    pub latest_start: Instant,
-}
-
-impl JobTimes {
-    /// Times for a request that arrived at `arrival` with `budget`: it must start with at least a
-    /// quarter of its budget left.
-    pub fn for_budget(arrival: Instant, budget: Duration) -> Self {
-        JobTimes {
-            arrival,
-            deadline: arrival + budget,
-            latest_start: arrival + budget - budget / 4,
-        }
-    }
 }
 
 /// The work to do on a worker; it returns the delivery of its result, which the worker calls

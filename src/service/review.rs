@@ -23,20 +23,21 @@
 //!   away a win in 5: now a draw"); the same outcome, slower won or sooner lost, is `good`;
 //! - the played move walks into a proven loss the best move did not: `blunder`, named;
 //! - otherwise the heuristic loss against the game's [`Thresholds`].
+//!
+//! Everything game-specific comes from [`ServedGame`]: the default board (its `GET /games`
+//! description), whether a move is a column (a game with gravity), the points the rules forbid,
+//! the thresholds; so every served game that answers `/move` answers `/review`.
 
-use std::any::Any;
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::games::ServedGame;
-use super::pool::JobTimes;
+use super::games::{GameTask, ServedGame, Thresholds, with_game};
+use super::latency::JobTimes;
 use super::{MoveQuery, Runner, Service, ServiceError};
 use crate::engine::{Algorithm, Move, Outcome, Proof, Score, Side, Status, WIN, is_decisive};
-use crate::games::connect4::Connect4;
-use crate::games::gomoku::Gomoku;
-use crate::games::tictactoe::TicTacToe;
 use crate::games::{BoardGame, Cell, Grid, Stone};
 
 /// Default per-ply search budget, in ms.
@@ -128,37 +129,6 @@ impl Mark {
     }
 }
 
-/// Heuristic score losses (engine units) up to which a move is `good`, an `inaccuracy`, a
-/// `mistake`; beyond the last, a `blunder`. Scaled to each game's evaluation: a Connect-4
-/// threat is worth 16 to 40, a gomoku open three about 50 to 100.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Thresholds {
-    pub good: Score,
-    pub inaccuracy: Score,
-    pub mistake: Score,
-}
-
-/// The thresholds of a game (tic-tac-toe is always proven; its values are for completeness).
-pub fn thresholds(game: &str) -> Thresholds {
-    match game {
-        "connect4" => Thresholds {
-            good: 10,
-            inaccuracy: 30,
-            mistake: 80,
-        },
-        "gomoku" => Thresholds {
-            good: 15,
-            inaccuracy: 50,
-            mistake: 150,
-        },
-        _ => Thresholds {
-            good: 2,
-            inaccuracy: 5,
-            mistake: 10,
-        },
-    }
-}
-
 /// Why a review stopped before judging every ply.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Incomplete {
@@ -217,28 +187,10 @@ struct Judged {
     cached: bool,
 }
 
-fn rows_of(grid: &Grid) -> Vec<String> {
-    (0..grid.rows)
-        .map(|r| {
-            (0..grid.cols)
-                .map(|c| match grid.at(r, c) {
-                    Stone::Empty => '.',
-                    Stone::Player(Side::First) => 'X',
-                    Stone::Player(Side::Second) => 'O',
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// The empty board of a game's default size.
-fn default_board(game: &str) -> Vec<String> {
-    let (rows, cols) = match game {
-        "connect4" => (6, 7),
-        "gomoku" => (15, 15),
-        _ => (3, 3),
-    };
-    vec![".".repeat(cols); rows]
+/// The empty board of the game's default size (as `GET /games` describes it).
+fn default_board<G: ServedGame>() -> Vec<String> {
+    let board = G::info().board;
+    Grid::empty(board.default_rows, board.default_cols).to_rows()
 }
 
 /// Why `mv`, the list's move `index`, is not among the legal moves of `position` (grid
@@ -269,13 +221,15 @@ fn why_illegal<G: BoardGame>(position: &G, grid: &Grid, mv: PlayedMove, index: u
             format!("row {row}, column {col} is already occupied")
         }
         PlayedMove::Cell { row, col } => {
-            let any: &dyn Any = position;
-            if let Some(gomoku) = any.downcast_ref::<Gomoku>()
-                && let Some(why) = gomoku.forbidden(row * grid.cols + col)
-            {
+            let cell = Cell { row, col };
+            let forbidden = position.forbidden_cells().and_then(|points| {
+                points
+                    .into_iter()
+                    .find(|&(mv, _)| position.cell_of(mv) == cell)
+            });
+            if let Some((_, why)) = forbidden {
                 return format!(
-                    "row {row}, column {col} is forbidden to black under renju ({})",
-                    why.name()
+                    "row {row}, column {col} is forbidden to black under renju ({why})"
                 );
             }
             format!("row {row}, column {col} is not a legal move here")
@@ -285,10 +239,7 @@ fn why_illegal<G: BoardGame>(position: &G, grid: &Grid, mv: PlayedMove, index: u
 
 /// Replays the moves from the start, refusing the first that cannot be played.
 fn replay<G: ServedGame>(query: &ReviewQuery, rules: &G::Rules) -> Result<Replay, ReviewError> {
-    let rows = query
-        .board
-        .clone()
-        .unwrap_or_else(|| default_board(G::NAME));
+    let rows = query.board.clone().unwrap_or_else(default_board::<G>);
     let mut grid = Grid::parse(&rows, G::MAX_SIDE).map_err(ServiceError::from)?;
     let mut position = G::from_grid(&grid, query.to_move, rules).map_err(ServiceError::from)?;
     // Each move fills a cell, so a legal list is never longer than the board has cells.
@@ -302,20 +253,22 @@ fn replay<G: ServedGame>(query: &ReviewQuery, rules: &G::Rules) -> Result<Replay
             ),
         });
     }
+    // A game with gravity (Connect-4) takes a column: the disc falls to its landing cell.
+    let by_column = G::info().board.gravity;
     let mut positions = Vec::with_capacity(query.moves.len() + 1);
     let mut played = Vec::with_capacity(query.moves.len());
     let mut legal = Vec::new();
     for (index, &wanted) in query.moves.iter().enumerate() {
         positions.push(Replayed {
-            rows: rows_of(&grid),
+            rows: grid.to_rows(),
             to_move: position.side_to_move(),
             status: position.status(),
         });
         let wrong_kind = match wanted {
-            PlayedMove::Column(_) if G::NAME != Connect4::NAME => {
+            PlayedMove::Column(_) if !by_column => {
                 Some("a move is a cell {\"row\", \"col\"} in this game, not a column")
             }
-            PlayedMove::Cell { .. } if G::NAME == Connect4::NAME => {
+            PlayedMove::Cell { .. } if by_column => {
                 Some("a Connect-4 move is a column number (0-based from the left)")
             }
             _ => None,
@@ -342,12 +295,12 @@ fn replay<G: ServedGame>(query: &ReviewQuery, rules: &G::Rules) -> Result<Replay
             });
         };
         let cell = position.cell_of(mv);
-        grid.cells[cell.row * grid.cols + cell.col] = Stone::Player(position.side_to_move());
+        grid.set(cell.row, cell.col, Stone::Player(position.side_to_move()));
         position.make(mv);
         played.push(cell);
     }
     positions.push(Replayed {
-        rows: rows_of(&grid),
+        rows: grid.to_rows(),
         to_move: position.side_to_move(),
         status: position.status(),
     });
@@ -444,12 +397,12 @@ impl Service {
         query: ReviewQuery,
         sink: Option<mpsc::Sender<PlyReview>>,
     ) -> Result<Review, ReviewError> {
-        match query.game.as_str() {
-            TicTacToe::NAME => self.review_game::<TicTacToe>(query, sink).await,
-            Connect4::NAME => self.review_game::<Connect4>(query, sink).await,
-            Gomoku::NAME => self.review_game::<Gomoku>(query, sink).await,
-            _ => Err(ServiceError::UnknownGame(query.game).into()),
-        }
+        with_game(Reviewing {
+            service: self,
+            query,
+            sink,
+        })
+        .await
     }
 
     /// Checks the review's budgets: (total, per ply), both in ms.
@@ -522,7 +475,7 @@ impl Service {
             Duration::from_millis(total),
         ));
         let mut incomplete = None;
-        let thresholds = thresholds(G::NAME);
+        let thresholds = G::REVIEW_THRESHOLDS;
         let mut searches_left = searched as u64;
         let mut plies = Vec::with_capacity(replay.played.len());
         let mut first_outcome_change = None;
@@ -660,5 +613,28 @@ impl Service {
             status,
             elapsed: query.arrival.elapsed(),
         })
+    }
+}
+
+/// A review as a [`GameTask`]: [`Service::review`] for the game it names.
+struct Reviewing<'a> {
+    service: &'a Service,
+    query: ReviewQuery,
+    sink: Option<mpsc::Sender<PlyReview>>,
+}
+
+impl GameTask for Reviewing<'_> {
+    type Output = Result<Review, ReviewError>;
+
+    fn game(&self) -> &str {
+        &self.query.game
+    }
+
+    fn run<G: ServedGame>(self) -> impl Future<Output = Self::Output> + Send {
+        self.service.review_game::<G>(self.query, self.sink)
+    }
+
+    fn unknown(self) -> Self::Output {
+        Err(ServiceError::UnknownGame(self.query.game).into())
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::boards::board15;
 use crate::live_progress::assert_schema;
 use crate::service::common::*;
 use crate::sse_client::post_events;
@@ -148,23 +149,17 @@ async fn a_connect4_review_can_start_from_a_given_position() {
 #[tokio::test]
 async fn illegal_move_lists_are_422_naming_the_ply_and_why() {
     let server = start_server(Config::for_tests()).await;
-    let renju_board = [
-        "O.O............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        ".......X.......",
-        ".......X.......",
-        ".....XX........",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "............O.O",
-    ];
+    // Black to move; row 7, column 7 would be a double three.
+    let renju_board = board15(&[
+        (0, 0, 'O'),
+        (0, 2, 'O'),
+        (5, 7, 'X'),
+        (6, 7, 'X'),
+        (7, 5, 'X'),
+        (7, 6, 'X'),
+        (14, 12, 'O'),
+        (14, 14, 'O'),
+    ]);
     let cases = [
         (
             json!({"game": "connect4", "moves": [3, 3, 3, 3, 3, 3, 3]}),
@@ -380,9 +375,7 @@ fn keep_workers_busy(server: &Running) -> std::sync::Arc<std::sync::atomic::Atom
             let http = reqwest::Client::new();
             let mut i = client;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let mut board = vec![".".repeat(15); 15];
-                let (row, col) = (i / 15 % 15, i % 15);
-                board[row].replace_range(col..=col, "X");
+                let board = board15(&[(i / 15 % 15, i % 15, 'X')]);
                 let _ = http
                     .post(&url)
                     .json(&json!({"game": "gomoku", "board": board, "budget_ms": 400}))
@@ -500,5 +493,43 @@ async fn a_bad_move_cell_is_refused_naming_the_field_and_what_is_expected() {
         );
         assert!(detail.contains(expected), "{bad}: {detail}");
         assert_eq!(problem["errors"][0]["pointer"], pointer, "{bad}: {problem}");
+    }
+}
+
+#[tokio::test]
+async fn every_game_get_games_lists_is_reviewed_from_its_default_board() {
+    // Review used to name its games itself (its own dispatch, thresholds and default boards),
+    // so a game added to the served list would answer /move and get a 422 here.
+    let server = start_server(Config::for_tests()).await;
+    let games: Value = reqwest::get(server.url("/games"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let games = games["games"].as_array().unwrap();
+    assert!(games.len() >= 3, "{games:?}");
+    for game in games {
+        let board = &game["board"];
+        let (rows, cols) = (
+            board["default_rows"].as_u64().unwrap() as usize,
+            board["default_cols"].as_u64().unwrap() as usize,
+        );
+        // The middle column, or the middle cell: legal on every empty board.
+        let first = if board["gravity"] == true {
+            json!(cols / 2)
+        } else {
+            cell(rows / 2, cols / 2)
+        };
+        let name = &game["name"];
+        let (status, body) = review(
+            &server,
+            &json!({"game": name, "moves": [first], "ply_budget_ms": 20}),
+        )
+        .await;
+        assert_eq!(status, 200, "{name}: {body}");
+        assert_eq!(body["game"], *name);
+        assert_eq!(body["plies"].as_array().unwrap().len(), 1, "{name}: {body}");
+        assert_eq!(body["complete"], true, "{name}: {body}");
     }
 }

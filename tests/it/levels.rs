@@ -15,6 +15,7 @@ use kibitz::games::gomoku::Gomoku;
 use kibitz::games::tictactoe::TicTacToe;
 use kibitz::service::games::ServedGame;
 
+use crate::boards::board15;
 use crate::service::common::{Reply, post_move, state, state_with};
 
 /// A server without an answer cache: every request is a search.
@@ -57,17 +58,8 @@ fn connect4(opening: &[usize]) -> Value {
     json!({"game": "connect4", "board": board, "budget_ms": 500})
 }
 
-/// A 15x15 board with `stones` as (row, col, 'X'/'O').
-fn gomoku_board(stones: &[(usize, usize, char)]) -> Vec<String> {
-    let mut rows = vec![vec!['.'; 15]; 15];
-    for &(r, c, s) in stones {
-        rows[r][c] = s;
-    }
-    rows.into_iter().map(String::from_iter).collect()
-}
-
 fn gomoku(stones: &[(usize, usize, char)]) -> Value {
-    json!({"game": "gomoku", "board": gomoku_board(stones), "budget_ms": 1000})
+    json!({"game": "gomoku", "board": board15(stones), "budget_ms": 1000})
 }
 
 /// A gomoku middle game: black to move.

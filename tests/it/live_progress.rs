@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::boards::quiet_opening;
 use crate::service::common::*;
 use crate::sse_client::{SseEvent, post_events};
 use kibitz::config::Config;
@@ -16,10 +17,7 @@ use kibitz::games::tictactoe::TicTacToe;
 
 /// A 15x15 gomoku opening: no threats, so every budget is spent deepening.
 fn gomoku(budget_ms: u64) -> Value {
-    let mut board = vec!["...............".to_owned(); 15];
-    board[7] = ".......X.......".into();
-    board[8] = "........O......".into();
-    json!({"game": "gomoku", "board": board, "budget_ms": budget_ms})
+    json!({"game": "gomoku", "board": quiet_opening(), "budget_ms": budget_ms})
 }
 
 /// Checks `instance` against `#/components/schemas/{name}` of openapi.yaml.

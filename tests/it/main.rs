@@ -24,8 +24,10 @@
 //! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
 //! - `docs`: README.md and docs/: every relative link and repository path resolves, every
 //!   `curl` example is answered without a 5xx, with the status the documents show.
+//! - `boards`: test boards written as their stones.
 
 mod analysis_agreement;
+mod boards;
 mod connect4_book;
 mod connect4_equivalence;
 mod connect4_opening;

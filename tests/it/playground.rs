@@ -126,6 +126,33 @@ async fn a_file_the_browser_already_has_is_answered_304_without_body() {
 }
 
 #[tokio::test]
+async fn every_file_is_sent_with_a_strong_etag_of_its_own_that_stays_the_same() {
+    // The tags the server sends, not ones computed beside it: files that shared a tag would
+    // keep a browser on a stale copy of one of them.
+    let state = state();
+    let mut tags = Vec::new();
+    for asset in ASSETS {
+        let first = get(&state, asset.path).await;
+        let tag = first.headers["etag"].to_str().unwrap().to_owned();
+        assert!(
+            tag.len() > 2 && tag.starts_with('"') && tag.ends_with('"'),
+            "{}: {tag} is not a strong validator",
+            asset.path
+        );
+        let again = get(&state, asset.path).await;
+        assert_eq!(
+            again.headers["etag"].to_str().unwrap(),
+            tag,
+            "{}",
+            asset.path
+        );
+        tags.push(tag);
+    }
+    let distinct: std::collections::HashSet<&String> = tags.iter().collect();
+    assert_eq!(distinct.len(), ASSETS.len(), "{tags:?}");
+}
+
+#[tokio::test]
 async fn a_stale_copy_is_sent_again() {
     let request = Request::get("/playground/style.css")
         .header("if-none-match", "\"0000000000000000\"")

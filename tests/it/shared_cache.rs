@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::boards::{board, board15};
 use crate::redis_support::*;
 use crate::service::common::*;
 use kibitz::config::Config;
@@ -71,17 +72,7 @@ async fn sharing_resumes_by_itself_when_redis_comes_back() {
 #[tokio::test]
 async fn a_garbage_value_under_a_key_is_ignored_and_counted() {
     let redis = Redis::start();
-    let key = CacheKey {
-        game: "tictactoe",
-        rules: String::new(),
-        board: "XX./OO./...".into(),
-        to_move: Side::First,
-        minimax: false,
-        analysis: false,
-        max_depth: None,
-        max_nodes: None,
-        style: Default::default(),
-    };
+    let key = CacheKey::plain("tictactoe", "XX./OO./...", Side::First);
     let mut connection = redis.connection().expect("redis answers");
     let _: () = redis::cmd("SET")
         .arg(redis_key(&key))
@@ -180,23 +171,21 @@ async fn a_forged_winning_move_on_an_occupied_cell_is_refused_counted_and_search
 
 /// A 9x9 gomoku board with a few stones of each side.
 fn small_gomoku_board() -> Vec<String> {
-    let mut rows = vec![vec!['.'; 9]; 9];
-    for (r, c, stone) in [(4, 4, 'X'), (4, 5, 'O'), (3, 3, 'X'), (5, 5, 'O')] {
-        rows[r][c] = stone;
-    }
-    rows.into_iter().map(String::from_iter).collect()
+    board(9, 9, &[(4, 4, 'X'), (4, 5, 'O'), (3, 3, 'X'), (5, 5, 'O')])
 }
 
 /// Black (X) to move under renju, where row 7, column 8 would make a double three.
 fn renju_board() -> Vec<String> {
-    let mut rows = vec![vec!['.'; 15]; 15];
-    for (r, c) in [(5, 8), (6, 8), (7, 6), (7, 7)] {
-        rows[r][c] = 'X';
-    }
-    for (r, c) in [(9, 2), (12, 0), (14, 0), (14, 14)] {
-        rows[r][c] = 'O';
-    }
-    rows.into_iter().map(String::from_iter).collect()
+    board15(&[
+        (5, 8, 'X'),
+        (6, 8, 'X'),
+        (7, 6, 'X'),
+        (7, 7, 'X'),
+        (9, 2, 'O'),
+        (12, 0, 'O'),
+        (14, 0, 'O'),
+        (14, 14, 'O'),
+    ])
 }
 
 #[tokio::test]
@@ -324,17 +313,7 @@ async fn the_manifests_acl_lets_kibitz_share_answers_and_do_nothing_else() {
     let tictactoe = json!({"game": "tictactoe", "board": ["X..", ".O.", "..."]});
     let (status, _, _) = a.post_move(&tictactoe).await;
     assert_eq!(status, 200);
-    let key = CacheKey {
-        game: "tictactoe",
-        rules: String::new(),
-        board: "X../.O./...".into(),
-        to_move: Side::First,
-        minimax: false,
-        analysis: false,
-        max_depth: None,
-        max_nodes: None,
-        style: Default::default(),
-    };
+    let key = CacheKey::plain("tictactoe", "X../.O./...", Side::First);
     let mut connection = redis.connection().expect("kibitz logs in");
     for _ in 0..200 {
         let value: Option<Vec<u8>> = connection.get(redis_key(&key)).expect("GET of an answer");

@@ -30,7 +30,7 @@
 pub mod derive;
 
 use super::position::{Geometry, Position};
-use super::solver::score_from_distance;
+use super::score::score_from_distance;
 
 /// Discs on the board of every position in the deep layer.
 pub const BOOK_PLIES: u32 = 12;

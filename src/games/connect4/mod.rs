@@ -5,6 +5,7 @@
 //!   discs or at most 8.
 //! - [`order`]: the solver's move sorter (threats created, centre first).
 //! - [`solver`]: the exact solver (null-window bisection, bounded table entries).
+//! - [`score`]: Pons' score units, shared by the solver and the book, and plies to the end.
 //! - [`eval`]: the heuristic for the generic engine when the solver runs out of budget.
 //!
 //! [`Connect4`] implements the engine's [`Game`] so the generic alpha-beta can play it (with a
@@ -20,6 +21,7 @@ pub mod book;
 pub mod eval;
 pub mod order;
 pub mod position;
+pub mod score;
 pub mod solver;
 
 use std::time::Instant;
@@ -32,7 +34,8 @@ use crate::engine::{
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
 use book::STANDARD_BOOK;
 use position::{Geometry, Position};
-use solver::{Solver, distance_to_end, mix};
+use score::distance_to_end;
+use solver::{Solver, mix};
 
 /// Nodes the proven line may always cost, however fast the solve was (see
 /// [`Connect4::proven_line`]).

@@ -13,9 +13,11 @@
 //!
 //! - [`requests`]: guards that count a request or an open stream even when its future is
 //!   dropped (a client that went away).
+//! - [`shared_cache`]: the shared answer cache's (Redis) metrics.
 //! - `process`: the `process_*` figures, read from `/proc/self` at each scrape (Linux).
 
 pub mod requests;
+pub mod shared_cache;
 
 #[cfg(target_os = "linux")]
 mod process;
@@ -159,7 +161,7 @@ pub struct Metrics {
     pub rejections: Family<ReasonLabel, Counter>,
     pub search_panics: Counter,
     /// The shared cache's (Redis) metrics, `kibitz_shared_cache_*`.
-    pub shared_cache: super::shared_cache::SharedCacheMetrics,
+    pub shared_cache: shared_cache::SharedCacheMetrics,
 }
 
 impl Default for Metrics {
@@ -294,7 +296,7 @@ impl Metrics {
             "The build serving: crate version, profile and target",
             Info::new(build_labels()),
         );
-        let shared_cache = super::shared_cache::SharedCacheMetrics::register(
+        let shared_cache = shared_cache::SharedCacheMetrics::register(
             registry.sub_registry_with_prefix("shared_cache"),
         );
         // The standard unprefixed names, which dashboards for any process already chart.

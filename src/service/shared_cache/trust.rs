@@ -407,12 +407,12 @@ mod tests {
     use super::*;
     use crate::engine::skill::SplitMix64;
     use crate::engine::{
-        Algorithm, Deadline, Game, SearchLimits, SearchOptions, TranspositionTable,
+        Algorithm, Deadline, Game, SearchLimits, SearchOptions, Side, TranspositionTable,
     };
     use crate::games::connect4::Connect4;
     use crate::games::gomoku::{Gomoku, GomokuRules};
     use crate::games::tictactoe::TicTacToe;
-    use crate::games::{BoardGame, Grid};
+    use crate::games::{BoardGame, Grid, Stone};
     use crate::service::levels::Style;
     use crate::service::shared_cache::wire::{decode, encode};
     use crate::service::{IterationCell, think};
@@ -472,15 +472,13 @@ mod tests {
 
     fn key_for<G: ServedGame>(position: &G, rules: &G::Rules, asking: Asking) -> CacheKey {
         CacheKey {
-            game: G::NAME,
             rules: G::rules_key(rules),
-            board: String::new(),
-            to_move: position.side_to_move(),
             minimax: asking.minimax,
             analysis: asking.analysis,
             max_depth: asking.max_depth,
             max_nodes: asking.max_nodes,
             style: style_of(asking),
+            ..CacheKey::plain(G::NAME, "", position.side_to_move())
         }
     }
 
@@ -593,28 +591,17 @@ mod tests {
 
     /// Black (X) to move under renju, where row 7, column 8 would make a double three.
     fn renju_case() -> (Gomoku, GomokuRules) {
-        let rows = [
-            "...............",
-            "...............",
-            "...............",
-            "...............",
-            "...............",
-            "........X......",
-            "........X......",
-            "......XX.......",
-            "...............",
-            "..O............",
-            "...............",
-            "...............",
-            "O..............",
-            "...............",
-            "O.............O",
-        ];
+        let mut grid = Grid::empty(15, 15);
+        for (row, col) in [(5, 8), (6, 8), (7, 6), (7, 7)] {
+            grid.set(row, col, Stone::Player(Side::First));
+        }
+        for (row, col) in [(9, 2), (12, 0), (14, 0), (14, 14)] {
+            grid.set(row, col, Stone::Player(Side::Second));
+        }
         let renju = GomokuRules {
             renju: true,
             ..GomokuRules::default()
         };
-        let grid = Grid::parse(&rows, 25).unwrap();
         (Gomoku::from_grid(&grid, None, &renju).unwrap(), renju)
     }
 

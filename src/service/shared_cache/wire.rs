@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Outcome, Proof, Side, StopReason, TableStats};
+use crate::engine::{Outcome, Proof, StopReason, TableStats};
 use crate::games::Cell;
 use crate::service::cache::CacheKey;
 use crate::service::{Answer, ForbiddenCell, IterationCell, ScoredCell};
@@ -29,10 +29,7 @@ pub fn redis_key(key: &CacheKey) -> String {
         key.game,
         key.rules,
         key.board,
-        match key.to_move {
-            Side::First => 'X',
-            Side::Second => 'O',
-        },
+        key.to_move.letter(),
         if key.minimax { "minimax" } else { "alphabeta" },
         if key.analysis { "analysis" } else { "best" },
         limit(key.max_depth.map(u64::from)),
@@ -260,18 +257,13 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Side;
 
     fn key() -> CacheKey {
         CacheKey {
-            game: "tictactoe",
-            rules: String::new(),
-            board: "XX./OO./...".into(),
-            to_move: Side::First,
-            minimax: false,
             analysis: true,
             max_depth: Some(7),
-            max_nodes: None,
-            style: Default::default(),
+            ..CacheKey::plain("tictactoe", "XX./OO./...", Side::First)
         }
     }
 

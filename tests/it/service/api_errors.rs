@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::http::Request;
 use kibitz::api::app;
 use kibitz::config::Config;
-use kibitz::service::pool::JobTimes;
+use kibitz::service::latency::JobTimes;
 use serde_json::{Value, json};
 
 fn assert_problem(reply: &Reply, status: u16) {

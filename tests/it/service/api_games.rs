@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::common::{get, post_json_request, post_move, send, state};
+use crate::boards::board15;
 use kibitz::api::app;
 
 fn cell(reply: &Value) -> (u64, u64) {
@@ -80,12 +81,11 @@ async fn connect4_refuses_a_floating_disc_naming_it() {
 
 #[tokio::test]
 async fn gomoku_completes_five_and_reports_the_win() {
-    let mut rows = vec![vec!['.'; 15]; 15];
-    for col in 3..7 {
-        rows[7][col] = 'X';
-        rows[9][col + 1] = 'O';
-    }
-    let board: Vec<String> = rows.into_iter().map(|r| r.into_iter().collect()).collect();
+    // X has four in row 7, columns 3-6; O four in row 9, columns 4-7.
+    let stones: Vec<_> = (3..7)
+        .flat_map(|col| [(7, col, 'X'), (9, col + 1, 'O')])
+        .collect();
+    let board = board15(&stones);
     let reply = post_move(
         &state(),
         json!({"game": "gomoku", "board": board, "budget_ms": 200}),
@@ -103,10 +103,9 @@ async fn gomoku_completes_five_and_reports_the_win() {
 
 #[tokio::test]
 async fn gomoku_refuses_an_unknown_rule_naming_it() {
-    let board = vec![".".repeat(15); 15];
     let reply = post_move(
         &state(),
-        json!({"game": "gomoku", "board": board, "rules": {"renju": true}}),
+        json!({"game": "gomoku", "board": board15(&[]), "rules": {"renju": true}}),
     )
     .await;
     assert_eq!(reply.status, 422, "{}", reply.text);

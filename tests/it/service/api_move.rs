@@ -1,5 +1,6 @@
 //! `POST /move` in process (tower `oneshot`): what a good request gets back.
 
+use crate::boards::board15;
 use crate::service::common::*;
 use serde_json::json;
 
@@ -224,14 +225,16 @@ async fn cors_headers_are_sent_for_configured_origins_only() {
 
 /// Black to move on 15x15 with a double three at row 4, col 4 (white's stones in the corners).
 fn renju_double_three_board() -> Vec<String> {
-    let mut rows = vec![vec!['.'; 15]; 15];
-    for (r, c) in [(2, 4), (3, 4), (4, 2), (4, 3)] {
-        rows[r][c] = 'X';
-    }
-    for (r, c) in [(0, 14), (14, 14), (14, 0), (0, 10)] {
-        rows[r][c] = 'O';
-    }
-    rows.into_iter().map(String::from_iter).collect()
+    board15(&[
+        (2, 4, 'X'),
+        (3, 4, 'X'),
+        (4, 2, 'X'),
+        (4, 3, 'X'),
+        (0, 14, 'O'),
+        (14, 14, 'O'),
+        (14, 0, 'O'),
+        (0, 10, 'O'),
+    ])
 }
 
 #[tokio::test]

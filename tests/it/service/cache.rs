@@ -179,17 +179,7 @@ fn the_cache_stays_within_its_byte_bound() {
         style: Default::default(),
     });
     for i in 0..500 {
-        let key = CacheKey {
-            game: "tictactoe",
-            rules: String::new(),
-            board: format!("{i:09}"),
-            to_move: Side::First,
-            minimax: false,
-            analysis: false,
-            max_depth: None,
-            max_nodes: None,
-            style: Default::default(),
-        };
+        let key = CacheKey::plain("tictactoe", format!("{i:09}"), Side::First);
         cache.put(key, Arc::clone(&answer));
     }
     // Each entry holds ~2 KB of PV: 20 KB keeps only a handful, however many were put.

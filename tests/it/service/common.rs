@@ -19,7 +19,7 @@ use kibitz::config::Config;
 use kibitz::engine::{Game, Move, Score, Side, Status};
 use kibitz::games::{BoardGame, Cell, Grid, PositionError};
 use kibitz::server::{build_state, serve};
-use kibitz::service::games::{GameInfo, RulesError, ServedGame, no_rules};
+use kibitz::service::games::{GameInfo, RulesError, ServedGame, Thresholds, no_rules};
 use kibitz::service::{MoveQuery, Service};
 
 pub fn state_with(config: Config) -> AppState {
@@ -212,6 +212,8 @@ impl BoardGame for SlowGame {
 
 impl ServedGame for SlowGame {
     const TABLE_MB_CAP: usize = 1;
+    const REVIEW_THRESHOLDS: Thresholds =
+        <kibitz::games::tictactoe::TicTacToe as ServedGame>::REVIEW_THRESHOLDS;
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)

@@ -7,6 +7,7 @@ use axum::body::Body;
 use axum::http::Request;
 use serde_json::{Value, json};
 
+use crate::boards::quiet_opening;
 use crate::service::common::*;
 use crate::sse_client::post_events;
 use kibitz::api::{AppState, app};
@@ -57,10 +58,7 @@ async fn scrape_until(
 
 /// A 15x15 gomoku opening without threats: every search spends its whole budget.
 fn quiet_gomoku(budget_ms: u64) -> Value {
-    let mut board = vec!["...............".to_owned(); 15];
-    board[7] = ".......X.......".into();
-    board[8] = "........O......".into();
-    json!({"game": "gomoku", "board": board, "budget_ms": budget_ms})
+    json!({"game": "gomoku", "board": quiet_opening(), "budget_ms": budget_ms})
 }
 
 fn one_worker_no_cache(queue: usize) -> Config {

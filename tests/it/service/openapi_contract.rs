@@ -2,6 +2,7 @@
 //! documented status exists for the route, the media type is the documented one, the body
 //! matches its schema, and the documented required headers are there.
 
+use crate::boards::board15;
 use crate::service::common::*;
 use axum::body::Body;
 use axum::http::Request;
@@ -88,22 +89,14 @@ async fn move_answers_match_the_schema() {
         json!({"game": "tictactoe", "board": ["...", "...", "..."], "max_nodes": 5, "budget_ms": 1}),
         json!({"game": "connect4", "board": [".......", ".......", ".......", ".......", "...O...", "..XXO.."], "budget_ms": 300}),
         json!({"game": "connect4", "board": ["....", "....", "....", "X.O."], "analysis": true, "budget_ms": 300}),
-        json!({"game": "gomoku", "board": gomoku_board(&[(7, 7, 'X'), (7, 8, 'O')]), "budget_ms": 100}),
-        json!({"game": "gomoku", "board": gomoku_board(&[]), "rules": {"win_length": 4, "overline": "no_win"}, "budget_ms": 50}),
-        json!({"game": "gomoku", "board": gomoku_board(&[(2, 4, 'X'), (3, 4, 'X'), (4, 2, 'X'), (4, 3, 'X'), (0, 14, 'O'), (14, 14, 'O'), (14, 0, 'O'), (0, 10, 'O')]), "rules": {"variant": "renju"}, "analysis": true, "max_depth": 1}),
+        json!({"game": "gomoku", "board": board15(&[(7, 7, 'X'), (7, 8, 'O')]), "budget_ms": 100}),
+        json!({"game": "gomoku", "board": board15(&[]), "rules": {"win_length": 4, "overline": "no_win"}, "budget_ms": 50}),
+        json!({"game": "gomoku", "board": board15(&[(2, 4, 'X'), (3, 4, 'X'), (4, 2, 'X'), (4, 3, 'X'), (0, 14, 'O'), (14, 14, 'O'), (14, 0, 'O'), (0, 10, 'O')]), "rules": {"variant": "renju"}, "analysis": true, "max_depth": 1}),
     ] {
         let reply = post_move(&state, body).await;
         assert_eq!(reply.status, 200, "{}", reply.text);
         check("post", "/move", &reply);
     }
-}
-
-fn gomoku_board(stones: &[(usize, usize, char)]) -> Vec<String> {
-    let mut rows = vec![vec!['.'; 15]; 15];
-    for &(row, col, stone) in stones {
-        rows[row][col] = stone;
-    }
-    rows.into_iter().map(|r| r.into_iter().collect()).collect()
 }
 
 #[tokio::test]
@@ -156,7 +149,7 @@ async fn move_errors_match_the_schema() {
 
 #[tokio::test]
 async fn overload_matches_the_schema() {
-    use kibitz::service::pool::JobTimes;
+    use kibitz::service::latency::JobTimes;
     use std::time::{Duration, Instant};
     let state = state_with(Config {
         workers: 1,

@@ -1,0 +1,151 @@
+//! The `200` body of `POST /move`, [`MoveResponse`]: what a JSON request gets, what the event
+//! stream's `answer` event carries, and what the answer-body cache keeps serialised.
+//!
+//! openapi.yaml's `MoveResponse` is the contract this type must stay in step with.
+
+use serde::Serialize;
+
+use super::vocabulary::{CellJson, Player, millis, outcome};
+use crate::engine::Score;
+use crate::service::Answer;
+use crate::service::cache::CacheTier;
+
+/// Transposition-table use of one search.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableJson {
+    pub probes: u64,
+    pub hits: u64,
+    pub fill_permille: u32,
+}
+
+/// One completed iteration.
+#[derive(Clone, Debug, Serialize)]
+pub struct IterationJson {
+    pub depth: u32,
+    pub nodes: u64,
+    pub score: Score,
+    #[serde(rename = "move")]
+    pub mv: CellJson,
+}
+
+/// One root move's score, for analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct MoveScoreJson {
+    #[serde(rename = "move")]
+    pub mv: CellJson,
+    pub score: Score,
+    pub outcome: Option<&'static str>,
+    pub plies_to_end: Option<u32>,
+    /// Depth of the search that gave `score`: the list ranks deeper scores first.
+    pub depth: u32,
+}
+
+/// The `200` body of `POST /move`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MoveResponse {
+    pub game: &'static str,
+    pub to_move: Player,
+    #[serde(rename = "move")]
+    pub mv: CellJson,
+    /// Side to move's view, the engine's scale kept as is: proven, ±(1,000,000 − plies_to_end)
+    /// (0 for a draw); otherwise the heuristic value, strictly inside ±999,872. Bigger is
+    /// always better for the side to move, and a quicker win scores higher.
+    pub score: Score,
+    pub outcome: Option<&'static str>,
+    pub plies_to_end: Option<u32>,
+    pub depth: u32,
+    pub nodes: u64,
+    pub nps: u64,
+    pub elapsed_ms: f64,
+    pub stop_reason: &'static str,
+    pub tt: TableJson,
+    pub pv: Vec<CellJson>,
+    pub iterations: Vec<IterationJson>,
+    pub cached: bool,
+    /// `local` or `shared` (Redis), when `cached`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<Vec<MoveScoreJson>>,
+    /// With `analysis` under renju: black's forbidden points now, with the reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forbidden: Option<Vec<ForbiddenJson>>,
+    /// The strength level played (10 = full strength).
+    pub level: u8,
+    /// The seed of a weakened level's choice (the request's, or a fresh one to replay it with).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    pub deterministic: bool,
+}
+
+/// A point black may not play (renju), for analysis.
+#[derive(Clone, Debug, Serialize)]
+pub struct ForbiddenJson {
+    pub cell: CellJson,
+    /// `double_three`, `double_four` or `overline`.
+    pub reason: &'static str,
+}
+
+impl MoveResponse {
+    pub fn new(answer: &Answer, cached_from: Option<CacheTier>) -> Self {
+        let (outcome_name, plies_to_end) = outcome(answer.proof);
+        MoveResponse {
+            game: answer.game,
+            to_move: answer.to_move.into(),
+            mv: answer.best.into(),
+            score: answer.score,
+            outcome: outcome_name,
+            plies_to_end,
+            depth: answer.depth,
+            nodes: answer.nodes,
+            nps: answer.nps,
+            elapsed_ms: millis(answer.elapsed),
+            stop_reason: answer.stop_reason.as_str(),
+            tt: TableJson {
+                probes: answer.table.probes,
+                hits: answer.table.hits,
+                fill_permille: answer.fill_permille,
+            },
+            pv: answer.pv.iter().map(|&c| c.into()).collect(),
+            iterations: answer
+                .iterations
+                .iter()
+                .map(|it| IterationJson {
+                    depth: it.depth,
+                    nodes: it.nodes,
+                    score: it.score,
+                    mv: it.best.into(),
+                })
+                .collect(),
+            cached: cached_from.is_some(),
+            cached_from: cached_from.map(CacheTier::as_str),
+            analysis: answer.analysis.as_ref().map(|moves| {
+                moves
+                    .iter()
+                    .map(|m| {
+                        let (outcome_name, plies_to_end) = outcome(m.proof);
+                        MoveScoreJson {
+                            mv: m.cell.into(),
+                            score: m.score,
+                            outcome: outcome_name,
+                            plies_to_end,
+                            depth: m.depth,
+                        }
+                    })
+                    .collect()
+            }),
+            forbidden: answer.forbidden.as_ref().map(|points| {
+                points
+                    .iter()
+                    .map(|p| ForbiddenJson {
+                        cell: p.cell.into(),
+                        reason: p.reason,
+                    })
+                    .collect()
+            }),
+            level: answer.style.level,
+            seed: answer.style.seed,
+            deterministic: answer.style.deterministic,
+        }
+    }
+}

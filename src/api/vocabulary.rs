@@ -1,0 +1,118 @@
+//! The JSON words every route shares: the players `X` and `O`, a cell, whole-number fields as
+//! JSON Schema reads them, a proven outcome, and milliseconds.
+//!
+//! `/move`, its event stream and `/review` all speak them, so they live here rather than in
+//! any one route's file.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Proof, Side};
+use crate::games::Cell;
+
+/// `X` or `O`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub enum Player {
+    X,
+    O,
+}
+
+impl From<Player> for Side {
+    fn from(player: Player) -> Side {
+        match player {
+            Player::X => Side::First,
+            Player::O => Side::Second,
+        }
+    }
+}
+
+impl From<Side> for Player {
+    fn from(side: Side) -> Player {
+        match side {
+            Side::First => Player::X,
+            Side::Second => Player::O,
+        }
+    }
+}
+
+/// A cell, 0-based from the top-left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CellJson {
+    pub row: usize,
+    pub col: usize,
+}
+
+impl From<Cell> for CellJson {
+    fn from(cell: Cell) -> Self {
+        CellJson {
+            row: cell.row,
+            col: cell.col,
+        }
+    }
+}
+
+/// Whole-number fields as JSON Schema sees them: `5` and `5.0` are the same integer. Values
+/// too large for the field saturate, so the range check answers them (422), not the parser.
+pub mod whole {
+    use serde::de::{Deserialize, Deserializer, Error};
+    use serde_json::Number;
+
+    /// 2^64 as a double: every whole double below it is an exact u64.
+    pub const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+
+    /// How a "too large" error starts. serde errors carry only text, so the JSON extractor
+    /// tells this range error (a 422: the number is an integer, as the schema asks) from a
+    /// shape error (a 400) by this prefix, which it strips.
+    pub const OUT_OF_RANGE: &str = "out of range: ";
+
+    /// A required whole number, read like [`option`] (JSON Schema's `integer` includes `3.0`).
+    pub fn required<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<u64>,
+    {
+        option(deserializer)?.ok_or_else(|| D::Error::custom("expected a whole number, not null"))
+    }
+
+    pub fn option<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<u64>,
+    {
+        let Some(number) = Option::<Number>::deserialize(deserializer)? else {
+            return Ok(None);
+        };
+        let value = match number.as_u64() {
+            Some(value) => Some(value),
+            None => match number.as_f64() {
+                Some(f) if f >= 0.0 && f.fract() == 0.0 => (f < TWO_TO_64).then_some(f as u64),
+                _ => {
+                    return Err(D::Error::custom(format!(
+                        "invalid value: {number}, expected a whole number of at least 0"
+                    )));
+                }
+            },
+        };
+        // Never saturate: an error echoing a clamped value would name a number nobody sent.
+        match value.and_then(|v| T::try_from(v).ok()) {
+            Some(value) => Ok(Some(value)),
+            None => Err(D::Error::custom(format!(
+                "{OUT_OF_RANGE}{number} is larger than this field can be"
+            ))),
+        }
+    }
+}
+
+/// A proof as the `outcome` and `plies_to_end` fields: both `null` when not proven.
+pub fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
+    match proof {
+        Some(p) => (Some(p.outcome.as_str()), Some(p.plies_to_end)),
+        None => (None, None),
+    }
+}
+
+/// Milliseconds with microsecond precision (every `elapsed_ms`).
+pub fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
