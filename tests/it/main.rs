@@ -18,7 +18,8 @@
 //! - `service`: the HTTP contract, in process and over a socket.
 //! - `playground`: the web page's files, headers and openapi.yaml entries (the page itself is
 //!   tested in a browser by `tests/browser/`, run by `.ci/browser`).
-//! - `shared_cache`: replicas sharing answers through a real `redis-server`.
+//! - `shared_cache`: replicas sharing answers through a real `redis-server` (`redis_support`
+//!   starts the processes; its `redis_server` finds the program, or fetches Debian's).
 //! - `live_progress`: `POST /move` streamed as Server-Sent Events, and the engine's progress
 //!   hook; `sse_client` is the small SSE reader those tests use.
 //! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.

@@ -1,15 +1,22 @@
-//! Real processes for the shared-cache tests: a `redis-server` (Debian's `redis-server`
-//! package; `.ci/run` installs it, and the tests fail when it is missing) on a free loopback
-//! port (plain, with a password or an ACL, or TLS with a certificate `openssl` makes), and
+//! Real processes for the shared-cache tests: a `redis-server` (the machine's, or Debian's
+//! package fetched by `redis_server.rs` when there is none) on a free loopback port (plain,
+//! with a password or an ACL, or TLS with a CA and certificate made here by rcgen), and
 //! kibitz binaries pointed at it. Used by `shared_cache` here and by the latency
 //! tests in `tests/service_timing.rs`.
 #![allow(dead_code)]
 
+#[path = "redis_server.rs"]
+pub mod redis_server;
+
+use std::ffi::OsString;
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use redis_server::{RedisServer, redis_server};
 
 pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
@@ -41,9 +48,20 @@ pub struct Redis {
 /// How the server process is started: the program and its arguments (the port's included).
 #[derive(Clone)]
 struct Launch {
-    program: String,
+    program: PathBuf,
     args: Vec<String>,
-    env: Vec<(String, String)>,
+    env: Vec<(OsString, OsString)>,
+}
+
+impl Launch {
+    /// `server` (usually the tests' one, see `redis_server.rs`) with `args`.
+    fn redis_server(server: &RedisServer, args: Vec<String>) -> Self {
+        Launch {
+            program: server.program.clone(),
+            args,
+            env: server.library_env().into_iter().collect(),
+        }
+    }
 }
 
 /// An ACL user (none: `default`) and its password.
@@ -80,29 +98,18 @@ impl Redis {
         let port = free_port();
         let mut args = common_args(port);
         args.extend(extra);
-        Self::spawn(
-            port,
-            Launch {
-                program: "redis-server".into(),
-                args,
-                env: Vec::new(),
-            },
-            auth,
-            None,
-        )
+        Self::spawn(port, Launch::redis_server(redis_server(), args), auth, None)
     }
 
-    /// A server started by `script` under `sh -c`, as a container would start it, with `env`
-    /// and the test's port and bind address as the script's arguments (`"$@"`); the tests'
-    /// connections log in as `auth`.
-    pub fn start_script(script: &str, env: &[(&str, &str)], auth: Auth) -> Self {
+    /// A server started by `script` under `sh -c`, as a container would start it, with
+    /// `env_vars`, the tests' `redis-server` first on the `PATH`, and the test's port and bind
+    /// address as the script's arguments (`"$@"`); the tests' connections log in as `auth`.
+    pub fn start_script(script: &str, env_vars: &[(&str, &str)], auth: Auth) -> Self {
         let port = free_port();
         let mut args = vec!["-c".to_owned(), script.to_owned(), "sh".to_owned()];
         args.extend(common_args(port));
-        let env = env
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
+        let mut env = redis_server().script_env();
+        env.extend(env_vars.iter().map(|(k, v)| (k.into(), v.into())));
         let launch = Launch {
             program: "sh".into(),
             args,
@@ -112,8 +119,13 @@ impl Redis {
     }
 
     /// A server that speaks TLS only, with a certificate for 127.0.0.1 signed by a CA made for
-    /// the test (`openssl`); the CA's PEM is at [`TestCa::ca_file`].
+    /// the test; the CA's PEM is at [`TestCa::ca_file`].
     pub fn start_tls(ca: &TestCa) -> Self {
+        Self::start_tls_with(redis_server(), ca)
+    }
+
+    /// [`Redis::start_tls`], running `server` rather than the tests' usual one.
+    pub fn start_tls_with(server: &RedisServer, ca: &TestCa) -> Self {
         let port = free_port();
         let mut args = common_args(0);
         let path = |name: &str| ca.dir.join(name).display().to_string();
@@ -129,11 +141,7 @@ impl Redis {
             "--tls-auth-clients".to_owned(),
             "no".to_owned(),
         ]);
-        let launch = Launch {
-            program: "redis-server".into(),
-            args,
-            env: Vec::new(),
-        };
+        let launch = Launch::redis_server(server, args);
         let pem = std::fs::read(ca.ca_file()).expect("the CA");
         Self::spawn(port, launch, None, Some(pem))
     }
@@ -164,7 +172,7 @@ impl Redis {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("redis-server must be installed (Debian: apt-get install redis-server)");
+            .unwrap_or_else(|e| panic!("{:?} does not start: {e}", self.launch.program));
         self.process = Some(Process(child));
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.connection().is_none() {
@@ -228,73 +236,53 @@ impl Redis {
     }
 }
 
-/// A certificate authority and a server certificate for 127.0.0.1 it signed, made with the
-/// `openssl` command in a fresh directory (removed when dropped).
+/// A certificate authority and a server certificate for 127.0.0.1 and localhost it signed,
+/// made with rcgen (ECDSA P-256) as PEM files in a fresh directory (removed when dropped),
+/// where `redis-server --tls-*-file` reads them.
 pub struct TestCa {
     pub dir: std::path::PathBuf,
 }
 
 impl TestCa {
     pub fn new() -> Self {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+            KeyPair, KeyUsagePurpose,
+        };
         let dir = std::env::temp_dir().join(format!(
             "kibitz-test-ca-{}-{}",
             std::process::id(),
             free_port()
         ));
         std::fs::create_dir_all(&dir).expect("a directory for the certificates");
-        std::fs::write(
-            dir.join("server.ext"),
-            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
-             extendedKeyUsage=serverAuth\n",
-        )
-        .expect("the extensions file");
-        let ec = [
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-        ];
-        let steps: [Vec<&str>; 3] = [
-            [&["req", "-x509"], &ec[..]]
-                .concat()
-                .into_iter()
-                .chain(["-keyout", "ca.key", "-out", "ca.pem", "-days", "2"])
-                .chain(["-subj", "/CN=kibitz test CA"])
-                .collect(),
-            [&["req"], &ec[..]]
-                .concat()
-                .into_iter()
-                .chain(["-keyout", "server.key", "-out", "server.csr"])
-                .chain(["-subj", "/CN=localhost"])
-                .collect(),
-            vec![
-                "x509",
-                "-req",
-                "-in",
-                "server.csr",
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                "server.pem",
-                "-days",
-                "2",
-                "-extfile",
-                "server.ext",
-            ],
-        ];
-        for args in steps {
-            let status = Command::new("openssl")
-                .args(&args)
-                .current_dir(&dir)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .expect("the openssl command (Debian: apt-get install openssl)");
-            assert!(status.success(), "openssl {args:?}");
+
+        let mut ca = CertificateParams::new(Vec::<String>::new()).expect("no names");
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca.distinguished_name
+            .push(DnType::CommonName, "kibitz test CA");
+        ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca_key = KeyPair::generate().expect("a CA key");
+        let ca_cert = ca.self_signed(&ca_key).expect("the CA certificate");
+        let issuer = Issuer::new(ca, ca_key);
+
+        // "127.0.0.1" becomes an IP address name, as the URL kibitz is given names the server.
+        let mut server = CertificateParams::new(["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .expect("valid names");
+        server
+            .distinguished_name
+            .push(DnType::CommonName, "localhost");
+        server.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        let server_key = KeyPair::generate().expect("a server key");
+        let server_cert = server
+            .signed_by(&server_key, &issuer)
+            .expect("the server certificate");
+
+        for (name, pem) in [
+            ("ca.pem", ca_cert.pem()),
+            ("server.pem", server_cert.pem()),
+            ("server.key", server_key.serialize_pem()),
+        ] {
+            std::fs::write(dir.join(name), pem).expect("a PEM file");
         }
         TestCa { dir }
     }
@@ -361,6 +349,26 @@ impl Replica {
             .text()
             .await
             .expect("text")
+    }
+
+    /// Sends throwaway Connect-4 positions (stones in columns 6 and 5 only) until one of its
+    /// stores in Redis has answered: its connection is open. Opening it (a TLS handshake, an
+    /// ACL login) can take longer than a call's 5 ms on a busy machine, and the calls before
+    /// then fail: a test that counts on sharing waits for this first.
+    pub async fn until_connected(&self) {
+        let stored = r#"kibitz_shared_cache_duration_seconds_count{op="set"}"#;
+        for n in 0..12 {
+            let opening = vec![6 - n / 6; n % 6 + 1];
+            let (status, body, _) = self.post_move(&connect4_request(&opening)).await;
+            assert_eq!(status, 200, "{body}");
+            for _ in 0..25 {
+                if self.metrics().await.contains(stored) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        panic!("kibitz never stored an answer in Redis");
     }
 
     /// The status, the answer, and the time from sending to the whole answer read.

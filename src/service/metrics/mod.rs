@@ -376,9 +376,7 @@ mod tests {
             .inc();
         metrics
             .move_duration
-            .get_or_create(&GameLabel {
-                game: "tictactoe",
-            })
+            .get_or_create(&GameLabel { game: "tictactoe" })
             .observe(0.004);
         metrics.searches_in_flight.set(3);
         metrics.render_in(format)
