@@ -1,5 +1,5 @@
-//! `POST /move`: the request body and the handler (the answer's body is [`MoveResponse`], in
-//! its own file; streamed answers are [`super::stream`]'s).
+//! `POST /move`: the request body and the handler. The answer's body is
+//! [`super::move_response`]'s, a streamed answer [`super::stream`]'s.
 //!
 //! Implements the "API" section of the service issue; openapi.yaml's `MoveRequest` is the
 //! contract the request type must stay in step with.

@@ -4,7 +4,7 @@
 //!
 //! Dispatch is generic: the service's code for a request (a move, a review) is written once
 //! for any [`ServedGame`] as a [`GameTask`], and [`with_game`], generated from the
-//! [`served_games!`] list, turns the request's game name into the right monomorphised call.
+//! `served_games!` list, turns the request's game name into the right monomorphised call.
 //! Nothing else in the service names a game. Adding a game takes two steps in this file (after
 //! the game itself in `games`; `docs/adding-a-game.md` has the whole list):
 //! 1. `impl ServedGame for NewGame` (its rules parser, its description, its review thresholds);

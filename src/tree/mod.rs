@@ -11,8 +11,8 @@
 //!
 //! - [`arena`]: the [`Tree`] (breadth-first arena), its limits and the [`TreeBuilder`].
 //! - [`parse`]: bracket text to a tree.
-//! - [`minimax`]: every node's exact value.
-//! - [`alphabeta`]: textbook alpha-beta and its trace (visits, windows, cuts).
+//! - [`minimax`](mod@minimax): every node's exact value.
+//! - [`alphabeta`](mod@alphabeta): textbook alpha-beta and its trace (visits, windows, cuts).
 //! - [`evaluate`](mod@evaluate): both together, as `POST /tree` answers.
 //!
 //! Nothing here knows the engine or HTTP: the teaching trees are their own product, which
