@@ -1,7 +1,8 @@
 //! kibitz: an HTTP service that suggests moves in board games.
 //!
-//! The dependency arrow points one way: `api` → `service` → `engine` ← `games`, and `api` →
-//! `tree` (the teaching trees stand alone).
+//! The dependency arrow points one way: `api` → `service` → `games` → `engine`, with side doors
+//! from `api` to `engine` and `games` (the report's vocabulary) and from `api` to `tree` (the
+//! teaching trees stand alone).
 //!
 //! - [`engine`]: game-agnostic search (iterative-deepening alpha-beta, transposition table,
 //!   move ordering, limits, reports). Knows nothing of HTTP.

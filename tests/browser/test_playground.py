@@ -1,4 +1,4 @@
-"""The playground page (issue 12) in a real browser: each test drives the page only through its
+"""The playground page in a real browser: each test drives the page only through its
 automation hooks (data-game, data-row/data-col, data-heatmap, data-score, data-pruned) and
 checks what it shows against the API's own answers. Each writes a screenshot of its view."""
 

@@ -1,4 +1,4 @@
-//! The playground page as HTTP sees it (issue 12): `GET /` and the files the page names, their
+//! The playground page as HTTP sees it: `GET /` and the files the page names, their
 //! content types, the Content-Security-Policy that keeps the page on this server, revalidation
 //! with `ETag`, and the openapi.yaml entries of these routes. What the page does in a browser
 //! is tested by `tests/browser/` (run by `.ci/browser`).
