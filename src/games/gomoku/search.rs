@@ -220,9 +220,15 @@ impl<'t> ThreatSearch<'t> {
                     nodes: self.nodes,
                 });
             }
-            if score.abs() >= MATE_BOUND || root.len() == 1 {
-                // A decisive score (to be confirmed by `think`), or nothing to choose.
+            if score.abs() >= MATE_BOUND {
+                // A decisive score: `think` confirms it, or says the search stopped at a depth.
                 report.stop_reason = StopReason::Proven;
+                break;
+            }
+            if root.len() == 1 {
+                // Nothing to choose (a forced block): searching deeper changes no move. Not a
+                // proof, so the stop is a depth's.
+                report.stop_reason = StopReason::Depth;
                 break;
             }
         }
@@ -638,6 +644,19 @@ mod tests {
             report.score >= MATE_BOUND,
             "depth 1 should see the VCF at its horizon: {report:?}"
         );
+    }
+
+    #[test]
+    fn a_single_forced_block_stops_the_search_without_claiming_a_proof() {
+        // X's four on row 7 leaves O one move; the search stops there, at a depth, not proven.
+        let p = position(
+            &[(7, 10), (7, 11), (7, 12), (7, 13), (3, 3)],
+            &[(7, 9), (2, 2), (9, 9), (4, 12)],
+        );
+        let report = run(&p, SearchLimits::with_depth(8));
+        assert_eq!(report.best_move, Some(cell(&p, 7, 14)));
+        assert_eq!(report.stop_reason, StopReason::Depth);
+        assert!(report.score.abs() < MATE_BOUND);
     }
 
     #[test]
