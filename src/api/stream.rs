@@ -19,8 +19,9 @@
 //!
 //! The search runs inside the response body's stream: a client that disconnects makes hyper
 //! drop the body, which drops the service future, whose drop guard cancels the search (the
-//! worker is free within a millisecond or so). A comment line every [`KEEP_ALIVE`](super::sse::KEEP_ALIVE) keeps
-//! proxies from timing the stream out and lets a write notice a peer that vanished silently.
+//! worker is free within a millisecond or so). A comment line every
+//! [`KEEP_ALIVE`](super::sse::KEEP_ALIVE) keeps proxies from timing the stream out and lets a
+//! write notice a peer that vanished silently.
 
 use std::future::Future;
 

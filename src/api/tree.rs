@@ -487,6 +487,7 @@ impl From<TreeRequestError> for super::ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::test_trees::on_small_stack;
     use serde_json::json;
 
     const LECTURE_TEXT: &str = "[A, [B, (B1,3), (B2,12), (B3,8)], [C, (C1,2), (C2,4), (C3,6)], \
@@ -517,15 +518,6 @@ mod tests {
 
     fn evaluate(request: serde_json::Value) -> Result<TreeResponse, TreeRequestError> {
         evaluate_tree_body(&body(request))
-    }
-
-    fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-        std::thread::Builder::new()
-            .stack_size(2 * 1024 * 1024)
-            .spawn(f)
-            .unwrap()
-            .join()
-            .unwrap()
     }
 
     /// A JSON chain whose single leaf is at `depth`, written as text (serde_json's own

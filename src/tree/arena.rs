@@ -95,8 +95,9 @@ impl Tree {
     }
 }
 
-/// Why a tree cannot be built. The bracket parser wraps these in a [`ParseError`](super::ParseError) with the
-/// position; the JSON layer adds a pointer to the node.
+/// Why a tree cannot be built. The bracket parser wraps these in a
+/// [`ParseError`](super::ParseError) with the position; the JSON layer adds a pointer to the
+/// node.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TreeError {
     #[error("expected {expected}, found {found}")]

@@ -24,7 +24,7 @@ pub mod evaluate;
 pub mod minimax;
 pub mod parse;
 #[cfg(test)]
-mod test_trees;
+pub(crate) mod test_trees;
 
 pub use alphabeta::{AlphaBeta, Cut, CutKind, Visit, alphabeta};
 pub use arena::{

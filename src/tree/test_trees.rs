@@ -1,5 +1,5 @@
-//! Trees the tests of every part share: the lecture example, deep chains, a small stack to
-//! run on, and random shapes for the property tests.
+//! Trees the tests of every part share (and `api::tree`'s, the small stack): the lecture example,
+//! deep chains, a small stack to run on, and random shapes for the property tests.
 
 use proptest::prelude::*;
 
