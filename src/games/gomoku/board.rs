@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use super::cell_set::CellSet;
 use super::patterns::{
     FIVE, FOUR, LEVELS, NONE, OPEN_FOUR, OPEN_THREE, OPEN_TWO, PatternFn, THREE,
 };
@@ -99,17 +100,43 @@ const fn shape_of(key: usize) -> u8 {
     class as u8
 }
 
-/// `(shape_of, pair_of)` for every packed key: both are looked up, at once, on every pattern
-/// change.
-static CLASSES: [(u8, u8); 1 << 12] = {
-    let mut table = [(0u8, 0u8); 1 << 12];
+/// `(shape_of, pair_of, threat_of)` for every packed key: all three are looked up, at once, on
+/// every pattern change.
+static CLASSES: [(u8, u8, u8); 1 << 12] = {
+    let mut table = [(0u8, 0u8, 0u8); 1 << 12];
     let mut key = 0;
     while key < table.len() {
-        table[key] = (shape_of(key), pair_of(key));
+        table[key] = (shape_of(key), pair_of(key), threat_of(key));
         key += 1;
     }
     table
 };
+
+/// The threat levels whose cells the board keeps in a [`CellSet`] per side, weakest first:
+/// a stone there makes at least this level in some direction.
+pub const THREAT_LEVELS: [u8; 3] = [OPEN_THREE, FOUR, FIVE];
+
+/// Which of [`THREAT_LEVELS`] four levels packed three bits each reach, one bit each.
+const fn threat_of(key: usize) -> u8 {
+    let mut best = 0u8;
+    let mut d = 0;
+    while d < 4 {
+        let level = ((key >> (3 * d)) & 7) as u8;
+        if level > best {
+            best = level;
+        }
+        d += 1;
+    }
+    let mut bits = 0u8;
+    let mut t = 0;
+    while t < THREAT_LEVELS.len() {
+        if best >= THREAT_LEVELS[t] {
+            bits |= 1 << t;
+        }
+        t += 1;
+    }
+    bits
+}
 
 /// The four levels `levels` (one side, one cell) packed three bits each: the key of `CLASSES`.
 #[inline]
@@ -232,9 +259,33 @@ pub struct Board {
     pub pair: Vec<[u8; 2]>,
     /// Per side and pair class: how many empty cells have it (class 0 is not kept).
     pub pair_count: [[u32; PAIR_CLASSES]; 2],
+    /// Per side and threat level (index into [`THREAT_LEVELS`]): the empty cells where a stone
+    /// of that side reaches the level in some direction.
+    pub threats: [[CellSet; THREAT_LEVELS.len()]; 2],
+    /// Per cell and side: its membership of `threats` as bits (so the sets change only when it
+    /// does).
+    threat: Vec<[u8; 2]>,
     /// Zobrist hash of the stones only (the side to move is added by the game).
     pub stone_hash: u64,
     pub stones: u32,
+    /// Every pattern slot `place` changed, oldest first, so that `remove` restores them instead
+    /// of recomputing: the search removes the last stone placed, and undoing the log is a
+    /// tenth of the work of refreshing 36 cells' patterns again.
+    undo: Vec<PatternChange>,
+    /// Per placed stone still on the log: (its cell, where its changes start in `undo`).
+    frames: Vec<(u16, u32)>,
+}
+
+/// One pattern slot's value before a change, with the cell's shape and pair classes before it.
+#[derive(Clone, Copy, Debug)]
+struct PatternChange {
+    cell: u16,
+    /// Index into the cell's pattern: `side * 4 + dir`.
+    slot: u8,
+    level: u8,
+    combo: u8,
+    pair: u8,
+    threat: u8,
 }
 
 /// Moves one count from class `from` to class `to` (nothing if they are equal). Wrapping: class
@@ -261,9 +312,13 @@ impl Board {
             combo_count: [[0; COMBO_CLASSES]; 2],
             pair: vec![[0; 2]; n],
             pair_count: [[0; PAIR_CLASSES]; 2],
+            threats: Default::default(),
+            threat: vec![[0; 2]; n],
             level_count: [[0; LEVELS]; 2],
             stone_hash: geo.salt,
             stones: 0,
+            undo: Vec::new(),
+            frames: Vec::new(),
             geo,
         };
         board.refresh_all();
@@ -281,13 +336,17 @@ impl Board {
 
     /// Recomputes all patterns and counters from the stones alone.
     pub fn refresh_all(&mut self) {
+        self.undo.clear();
+        self.frames.clear();
         self.level_count = [[0; LEVELS]; 2];
         self.combo_count = [[0; COMBO_CLASSES]; 2];
         self.pair_count = [[0; PAIR_CLASSES]; 2];
+        self.threats = Default::default();
         for cell in 0..self.cells.len() {
             self.pattern[cell] = [NONE; 8];
             self.combo[cell] = [0; 2];
             self.pair[cell] = [0; 2];
+            self.threat[cell] = [0; 2];
             if self.cells[cell] == 0 {
                 for d in 0..4 {
                     self.refresh(cell, d);
@@ -323,13 +382,46 @@ impl Board {
         let old = *slot;
         if old != level {
             *slot = level;
+            self.undo.push(PatternChange {
+                cell: cell as u16,
+                slot: (side * 4 + dir) as u8,
+                level: old,
+                combo: self.combo[cell][side],
+                pair: self.pair[cell][side],
+                threat: self.threat[cell][side],
+            });
             recount(&mut self.level_count[side], old, level);
-            let (class, pair) = CLASSES[packed(&self.pattern[cell][side * 4..side * 4 + 4])];
+            let (class, pair, threat) =
+                CLASSES[packed(&self.pattern[cell][side * 4..side * 4 + 4])];
+            let old_threat = std::mem::replace(&mut self.threat[cell][side], threat);
+            if old_threat != threat {
+                self.mark_threats(cell, side, threat);
+            }
             let old_class = std::mem::replace(&mut self.combo[cell][side], class);
             recount(&mut self.combo_count[side], old_class, class);
             let old_pair = std::mem::replace(&mut self.pair[cell][side], pair);
             recount(&mut self.pair_count[side], old_pair, pair);
         }
+    }
+
+    /// Puts `cell` in exactly the threat sets of `side` that `threat` (bits of
+    /// [`THREAT_LEVELS`]) names.
+    #[inline]
+    fn mark_threats(&mut self, cell: usize, side: usize, threat: u8) {
+        for (t, set) in self.threats[side].iter_mut().enumerate() {
+            set.set(cell, threat & (1 << t) != 0);
+        }
+    }
+
+    /// The empty cells where a stone of `side` makes at least `level` (one of
+    /// [`THREAT_LEVELS`]) in some direction, in increasing order.
+    #[inline]
+    pub fn threat_cells(&self, side: usize, level: u8) -> &CellSet {
+        let t = THREAT_LEVELS
+            .iter()
+            .position(|&l| l == level)
+            .expect("a level the board keeps cells for");
+        &self.threats[side][t]
     }
 
     /// The segments of `2H + 1` cells around `cell` in direction `dir`: (first player's stones,
@@ -350,11 +442,9 @@ impl Board {
     #[inline]
     fn refresh(&mut self, cell: usize, dir: usize) {
         let [x, o, off] = self.segments(cell, dir);
-        for side in 0..2 {
-            let (own, theirs) = if side == 0 { (x, o) } else { (o, x) };
-            let level = self.geo.patterns.level(own, theirs | off);
-            self.set_level(cell, side, dir, level);
-        }
+        let [first, second] = self.geo.patterns.levels(x, o, off);
+        self.set_level(cell, 0, dir, first);
+        self.set_level(cell, 1, dir, second);
     }
 
     /// Whether a stone of `side`'s opponent on empty `cell` would leave `side` no move that
@@ -417,24 +507,36 @@ impl Board {
     }
 
     /// Refreshes the empty cells within `H` of `cell` on its four lines.
+    ///
+    /// The hot half of every move: the line's masks are read once per direction and each
+    /// cell's segment is one shift of them (what `segments` does per cell).
     fn refresh_around(&mut self, cell: usize) {
-        let h = self.geo.patterns.h as i32;
+        let patterns = self.geo.patterns;
+        let h = patterns.h as usize;
+        let seg_mask = (1u64 << (2 * h + 1)) - 1;
         for d in 0..4 {
             let (line, pos) = self.geo.line_of[cell][d];
-            let len = self.geo.line_cells[line as usize].len() as i32;
-            let lo = (pos as i32 - h).max(0);
-            let hi = (pos as i32 + h).min(len - 1);
-            for p in lo..=hi {
-                let other = self.geo.line_cells[line as usize][p as usize] as usize;
-                if self.cells[other] == 0 {
-                    self.refresh(other, d);
+            let (line, pos) = (line as usize, pos as usize);
+            let len = self.geo.line_cells[line].len();
+            let [x, o] = self.lines[line];
+            let off = !self.geo.on_board[line];
+            for p in pos.saturating_sub(h)..=(pos + h).min(len - 1) {
+                let other = self.geo.line_cells[line][p] as usize;
+                if self.cells[other] != 0 {
+                    continue;
                 }
+                let shift = p as u32 + OFFSET - h as u32;
+                let segment = |bits: u128| ((bits >> shift) as u64) & seg_mask;
+                let [first, second] = patterns.levels(segment(x), segment(o), segment(off));
+                self.set_level(other, 0, d, first);
+                self.set_level(other, 1, d, second);
             }
         }
     }
 
     /// Places a stone of `side` on empty `cell`, updating everything incrementally.
     pub fn place(&mut self, cell: usize, side: usize) {
+        self.frames.push((cell as u16, self.undo.len() as u32));
         for s in 0..2 {
             for d in 0..4 {
                 self.set_level(cell, s, d, NONE);
@@ -455,7 +557,39 @@ impl Board {
         self.stone_hash ^= zobrist(side, cell);
         self.stones -= 1;
         self.bump_near(cell, -1);
-        self.refresh_around(cell);
+        match self.frames.last() {
+            Some(&(last, start)) if last as usize == cell => {
+                self.frames.pop();
+                self.undo_to(start as usize);
+            }
+            // Not the last stone placed (a set-up stone, or a take-back out of order): the log
+            // no longer describes the board, so recompute and start the log afresh.
+            _ => {
+                self.refresh_around(cell);
+                self.undo.clear();
+                self.frames.clear();
+            }
+        }
+    }
+
+    /// Restores every pattern slot changed since the log held `start` changes, newest first,
+    /// moving the counts back as `set_level` moved them.
+    fn undo_to(&mut self, start: usize) {
+        while self.undo.len() > start {
+            let Some(change) = self.undo.pop() else { break };
+            let (cell, slot) = (change.cell as usize, change.slot as usize);
+            let side = slot / 4;
+            let now = std::mem::replace(&mut self.pattern[cell][slot], change.level);
+            recount(&mut self.level_count[side], now, change.level);
+            let class = std::mem::replace(&mut self.combo[cell][side], change.combo);
+            recount(&mut self.combo_count[side], class, change.combo);
+            let pair = std::mem::replace(&mut self.pair[cell][side], change.pair);
+            recount(&mut self.pair_count[side], pair, change.pair);
+            let threat = std::mem::replace(&mut self.threat[cell][side], change.threat);
+            if threat != change.threat {
+                self.mark_threats(cell, side, change.threat);
+            }
+        }
     }
 
     /// Whether `side` has a winning line on the board (a scan: used to validate setups).
@@ -479,5 +613,67 @@ impl Board {
             }
             false
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(size: usize) -> Board {
+        Board::empty(Arc::new(Geometry::new(size, size, GomokuRules::default())))
+    }
+
+    /// Everything `refresh_all` recomputes, compared with the incremental state.
+    fn matches_a_fresh_refresh(b: &Board) -> bool {
+        let mut fresh = b.clone();
+        fresh.refresh_all();
+        fresh.pattern == b.pattern
+            && fresh.level_count == b.level_count
+            && fresh.combo == b.combo
+            && fresh.combo_count == b.combo_count
+            && fresh.pair == b.pair
+            && fresh.pair_count == b.pair_count
+            && fresh.threats == b.threats
+    }
+
+    #[test]
+    fn removing_the_last_stone_restores_every_pattern_from_the_log() {
+        let mut b = board(15);
+        let before = b.clone();
+        for (i, cell) in [112, 113, 127, 98, 114, 128].into_iter().enumerate() {
+            b.place(cell, i % 2);
+        }
+        for cell in [128, 114, 98, 127, 113, 112] {
+            b.remove(cell);
+            assert!(matches_a_fresh_refresh(&b));
+        }
+        assert_eq!(b.pattern, before.pattern);
+        assert_eq!(b.pair_count, before.pair_count);
+    }
+
+    #[test]
+    fn removing_a_stone_out_of_order_recomputes_instead_of_undoing_the_log() {
+        let mut b = board(15);
+        b.place(112, 0);
+        b.place(113, 1);
+        b.place(114, 0);
+        b.remove(113);
+        assert!(matches_a_fresh_refresh(&b));
+        b.place(128, 1);
+        b.remove(128);
+        b.remove(112);
+        b.remove(114);
+        assert!(matches_a_fresh_refresh(&b));
+    }
+
+    #[test]
+    fn a_set_up_stone_can_be_removed() {
+        let mut b = board(9);
+        b.set_up([(40, Side::First), (41, Side::Second)]);
+        b.place(50, 0);
+        b.remove(50);
+        b.remove(41);
+        assert!(matches_a_fresh_refresh(&b));
     }
 }

@@ -20,6 +20,7 @@
 //! - [`pbrain`]: the piskvork engine protocol over stdin/stdout.
 
 pub mod board;
+pub mod cell_set;
 pub mod eval;
 pub mod patterns;
 pub mod pbrain;
@@ -226,6 +227,7 @@ impl Gomoku {
             && fresh.board.combo_count == self.board.combo_count
             && fresh.board.pair == self.board.pair
             && fresh.board.pair_count == self.board.pair_count
+            && fresh.board.threats == self.board.threats
     }
 
     /// Cells where `side` would make five (at most `cap` of them, in cell order).
@@ -235,10 +237,8 @@ impl Gomoku {
             return 0;
         }
         let mut n = 0;
-        for cell in 0..self.board.cells.len() {
-            if self.board.cells[cell] == 0
-                && self.board.near[cell] > 0
-                && self.board.makes_five(cell, s)
+        for cell in self.board.threat_cells(s, FIVE).iter() {
+            if self.board.near[cell] > 0
                 && (!self.black_is_restricted(side) || self.makes_exact_five(cell))
             {
                 if n < out.len() {

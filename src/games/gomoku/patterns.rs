@@ -130,9 +130,14 @@ pub struct PatternFn {
 /// Packs the non-centre cells of a segment: `own` bits, then `blocked` bits (2H bits each).
 #[inline]
 fn table_index(own: u64, blocked: u64, h: u32) -> usize {
+    (squeeze(own, h) | (squeeze(blocked, h) << (2 * h))) as usize
+}
+
+/// A segment's mask without its centre bit `h`, the cells above it moved down one.
+#[inline]
+fn squeeze(m: u64, h: u32) -> u64 {
     let low = (1u64 << h) - 1;
-    let squeeze = |m: u64| (m & low) | ((m >> (h + 1)) << h);
-    (squeeze(own) | (squeeze(blocked) << (2 * h))) as usize
+    (m & low) | ((m >> (h + 1)) << h)
 }
 
 fn build_table(k: u32, overline: Overline) -> Vec<u8> {
@@ -212,6 +217,24 @@ impl PatternFn {
             h: reach(k, overline),
             overline,
             table: table_for(k, overline),
+        }
+    }
+
+    /// The levels of both sides at an empty centre, from the segment's first player's stones
+    /// `x`, second player's stones `o` and off-board cells `off`: one squeeze of each mask
+    /// serves both table lookups (squeezing commutes with `|`).
+    #[inline]
+    pub fn levels(&self, x: u64, o: u64, off: u64) -> [u8; 2] {
+        match self.table {
+            Some(table) => {
+                let h = self.h;
+                let (sx, so, soff) = (squeeze(x, h), squeeze(o, h), squeeze(off, h));
+                [
+                    table[(sx | (so | soff) << (2 * h)) as usize],
+                    table[(so | (sx | soff) << (2 * h)) as usize],
+                ]
+            }
+            None => [self.level(x, o | off), self.level(o, x | off)],
         }
     }
 

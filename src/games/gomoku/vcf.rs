@@ -204,8 +204,8 @@ impl VcfSolver {
             }
         } else if board.level_count[a][FOUR as usize] + board.level_count[a][OPEN_FOUR as usize] > 0
         {
-            for cell in 0..board.cells.len() {
-                if board.cells[cell] != 0 || board.near[cell] == 0 {
+            for cell in board.threat_cells(a, FOUR).iter() {
+                if board.near[cell] == 0 {
                     continue;
                 }
                 let mut fours_here = 0;

@@ -215,8 +215,8 @@ impl Vct {
         let board = &self.pos.board;
         let mut moves = std::mem::take(&mut self.buffers[ply]);
         moves.clear();
-        for cell in 0..board.cells.len() {
-            if board.cells[cell] != 0 || board.near[cell] == 0 {
+        for cell in board.threat_cells(a, OPEN_THREE).iter() {
+            if board.near[cell] == 0 {
                 continue;
             }
             // Renju: black never plays a forbidden point (the test runs only on threat cells).
