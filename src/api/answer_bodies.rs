@@ -11,7 +11,7 @@
 //! `Weak` to it kept beside the body. While that `Weak` lives the allocation cannot be reused,
 //! so an address whose `Weak` still upgrades to the very same `Arc` is the same answer. Answers
 //! the cache dropped leave entries that no longer upgrade; they are replaced when met and fall
-//! out in least-recently-used order. Bounded by [`MAX_BYTES`] of bodies and [`MAX_ENTRIES`].
+//! out in least-recently-used order. Bounded by [`MAX_BYTES`] of bodies and `MAX_ENTRIES` entries.
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
