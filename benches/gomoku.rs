@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
-use kibitz::arena::{parse_moves, play_moves};
 use kibitz::engine::{Game, SearchLimits, SearchOptions, TranspositionTable};
 use kibitz::games::BoardGame;
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
+use kibitz::tools::arena::{parse_moves, play_moves};
 
 const RUNS: usize = 5;
 const BUDGET_MS: u64 = 200;

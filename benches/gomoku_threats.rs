@@ -6,8 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use kibitz::arena::{parse_moves, play_moves};
 use kibitz::games::gomoku::{Gomoku, GomokuRules, vct};
+use kibitz::tools::arena::{parse_moves, play_moves};
 
 const RUNS: usize = 5;
 const MAX_NODES: u64 = 100_000;

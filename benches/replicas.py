@@ -11,16 +11,20 @@ balancer would; latency is per request, retries included.
     cargo build --release && python3 benches/replicas.py            # defaults below
     python3 benches/replicas.py --positions 200 --repeats 5 --clients 4 --budget-ms 100
 
-Needs `redis-server` (Debian package) and `target/release/kibitz`. Loopback only; every loop is
-bounded. Standard library only.
+Needs `target/release/kibitz` and a `redis-server`, found as the tests find theirs
+(tests/it/redis_server.rs): `$KIBITZ_TEST_REDIS_SERVER`, else `redis-server` on the PATH, else
+the Debian packages `cargo test --release` unpacked under `target/tmp/redis-server-debian/`.
+Loopback only; every loop is bounded. Standard library only.
 """
 
 import argparse
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -57,6 +61,30 @@ def board_of(moves, width=7, height=6):
     return ["".join(row) for row in grid]
 
 
+def find_redis_server():
+    """The redis-server to run and the environment it needs, as tests/it/redis_server.rs finds
+    it (without fetching: the tests do that once, and this reuses their copy)."""
+    program = os.environ.get("KIBITZ_TEST_REDIS_SERVER")
+    if program:
+        return program, {}
+    program = shutil.which("redis-server")
+    if program:
+        return program, {}
+    target = os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR", "target"))
+    fetched = os.path.join(target, "tmp", "redis-server-debian")
+    program = os.path.join(fetched, "usr", "bin", "redis-server")
+    if os.access(program, os.X_OK):
+        # Its libraries are unpacked beside it, not installed: name their directories.
+        libraries = sorted({d for d, _, files in os.walk(fetched)
+                            if any(f.startswith("lib") and ".so" in f for f in files)})
+        return program, {"LD_LIBRARY_PATH": os.pathsep.join(libraries)}
+    sys.exit("benches/replicas.py needs a redis-server for its shared-cache run: "
+             "KIBITZ_TEST_REDIS_SERVER is not set, there is none on the PATH and none in "
+             f"{fetched}. Install one (Debian or Ubuntu: apt-get install redis-server), set "
+             "KIBITZ_TEST_REDIS_SERVER to its path, or run `cargo test --release shared_cache` "
+             "once, which unpacks Debian's there.")
+
+
 def start_replica(binary, redis_url):
     port = free_port()
     env = dict(os.environ, KIBITZ_ADDR=f"127.0.0.1:{port}", KIBITZ_WORKERS="1",
@@ -69,13 +97,16 @@ def start_replica(binary, redis_url):
     return proc, port
 
 
-def run(binary, bodies, clients, shared):
+def run(binary, bodies, clients, redis_server):
+    """One run: `redis_server` is (program, environment) for the shared cache, or None."""
     redis = None
     redis_url = None
-    if shared:
+    if redis_server:
+        program, env = redis_server
         rport = free_port()
-        redis = subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
+        redis = subprocess.Popen([program, "--port", str(rport), "--bind", "127.0.0.1",
                                   "--save", "", "--appendonly", "no"],
+                                 env=dict(os.environ, **env),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         redis_url = f"redis://127.0.0.1:{rport}/"
         time.sleep(0.3)
@@ -161,12 +192,14 @@ def main():
                           "budget_ms": args.budget_ms}).encode()
               for m in moves for _ in range(args.repeats)]
     random.Random(args.seed).shuffle(bodies)
+    redis_server = find_redis_server()
     print(f"{len(bodies)} requests: {len(moves)} Connect-4 positions from "
           f"{os.path.basename(args.file)} x {args.repeats}, budget {args.budget_ms} ms, "
           f"{args.clients} clients round-robin over 2 replicas of 1 worker each")
     for shared in (False, True):
         label = "shared Redis cache" if shared else "independent caches"
-        print(f"{label:>20}: {json.dumps(run(args.binary, bodies, args.clients, shared))}")
+        result = run(args.binary, bodies, args.clients, redis_server if shared else None)
+        print(f"{label:>20}: {json.dumps(result)}")
 
 
 if __name__ == "__main__":

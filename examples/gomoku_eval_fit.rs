@@ -42,14 +42,14 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use kibitz::arena::external::ExternalEngine;
-use kibitz::arena::openings::{parse_moves, play_moves};
-use kibitz::arena::record::{cells_text, read_records};
-use kibitz::arena::referee::Colour;
 use kibitz::engine::{Game, Status};
 use kibitz::games::gomoku::eval;
 use kibitz::games::gomoku::patterns::{FIVE, OPEN_FOUR};
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
+use kibitz::tools::arena::external::ExternalEngine;
+use kibitz::tools::arena::openings::{parse_moves, play_moves};
+use kibitz::tools::arena::record::{cells_text, read_records};
+use kibitz::tools::arena::referee::Colour;
 
 const SIZE: usize = 15;
 

@@ -17,14 +17,14 @@
 
 use std::time::Duration;
 
-use kibitz::arena::openings::play_moves;
-use kibitz::arena::record::read_records;
-use kibitz::arena::referee::Colour;
 use kibitz::engine::{Game, Move, Outcome, SearchLimits, SearchOptions, Side, TranspositionTable};
 use kibitz::games::BoardGame;
 use kibitz::games::gomoku::vcf::{Vcf, VcfLimits};
 use kibitz::games::gomoku::vct::{self, Vct, VctLimits};
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
+use kibitz::tools::arena::openings::play_moves;
+use kibitz::tools::arena::record::read_records;
+use kibitz::tools::arena::referee::Colour;
 
 /// Whether the side to move has a forced win the oracle finds.
 fn oracle_wins(pos: &Gomoku, nodes: u64) -> bool {

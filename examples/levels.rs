@@ -17,7 +17,6 @@
 
 use std::time::{Duration, Instant};
 
-use kibitz::arena::wilson_interval;
 use kibitz::engine::skill::{FULL_STRENGTH, SplitMix64};
 use kibitz::engine::{Move, SearchLimits, SearchOptions, Side, Status, TranspositionTable};
 use kibitz::games::Grid;
@@ -26,6 +25,7 @@ use kibitz::games::gomoku::Gomoku;
 use kibitz::games::tictactoe::TicTacToe;
 use kibitz::service::games::ServedGame;
 use kibitz::service::levels::{Style, search_at_level};
+use kibitz::tools::arena::wilson_interval;
 
 /// A player: a level (1..=10) or the random mover.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -12,16 +12,17 @@
 //! - [`api`]: the HTTP API on axum: routes, JSON bodies, problem+json errors, middleware;
 //!   [`api::app`] builds the router.
 //! - [`config`]: the server's configuration (flags with `KIBITZ_*` environment fallbacks).
-//! - [`arena`]: gomoku matches between kibitz, baselines and external piskvork engines.
 //! - [`server`]: binds, serves and shuts down gracefully; what `main` calls.
 //! - [`tree`]: the teaching trees (`POST /tree`): bracket text, minimax and textbook alpha-beta
 //!   over a small explicit tree. Their own product: they use neither the engine nor HTTP.
+//! - [`tools`]: the binary's subcommands that are not the service (the gomoku arena, the
+//!   piskvork adapter, the Connect-4 book's derivation). Nothing that serves requests imports it.
 
 pub mod api;
-pub mod arena;
 pub mod config;
 pub mod engine;
 pub mod games;
 pub mod server;
 pub mod service;
+pub mod tools;
 pub mod tree;

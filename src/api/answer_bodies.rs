@@ -11,7 +11,7 @@
 //! `Weak` to it kept beside the body. While that `Weak` lives the allocation cannot be reused,
 //! so an address whose `Weak` still upgrades to the very same `Arc` is the same answer. Answers
 //! the cache dropped leave entries that no longer upgrade; they are replaced when met and fall
-//! out in least-recently-used order. Bounded by [`MAX_BYTES`] of bodies and [`MAX_ENTRIES`].
+//! out in least-recently-used order. Bounded by [`MAX_BYTES`] of bodies and `MAX_ENTRIES` entries.
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -19,12 +19,12 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use axum::body::Bytes;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use lru::LruCache;
 
 use super::error::ApiError;
 use super::move_response::MoveResponse;
 use crate::service::Answer;
 use crate::service::cache::CacheTier;
+use crate::service::cache::sized_lru::SizedLru;
 
 /// Bytes of bodies kept at most.
 pub const MAX_BYTES: usize = 1 << 20;
@@ -44,23 +44,16 @@ struct Kept {
     body: Bytes,
 }
 
-struct Inner {
-    entries: LruCache<usize, Kept>,
-    bytes: usize,
-}
-
 /// See the module documentation.
 pub struct AnswerBodies {
-    inner: Mutex<Inner>,
+    /// Keyed by the answer's address (see the module documentation).
+    inner: Mutex<SizedLru<usize, Kept>>,
 }
 
 impl Default for AnswerBodies {
     fn default() -> Self {
         AnswerBodies {
-            inner: Mutex::new(Inner {
-                entries: LruCache::new(MAX_ENTRIES),
-                bytes: 0,
-            }),
+            inner: Mutex::new(SizedLru::new(MAX_ENTRIES, MAX_BYTES)),
         }
     }
 }
@@ -98,7 +91,7 @@ impl AnswerBodies {
     /// The body kept for `answer`, if any.
     fn kept(&self, answer: &Arc<Answer>) -> Option<Bytes> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept = inner.entries.get(&address(answer))?;
+        let kept = inner.get(&address(answer))?;
         kept.answer
             .upgrade()
             .filter(|live| Arc::ptr_eq(live, answer))
@@ -109,21 +102,12 @@ impl AnswerBodies {
         if body.len() > MAX_BODY_BYTES {
             return;
         }
-        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let kept = Kept {
             answer: Arc::downgrade(answer),
             body: body.clone(),
         };
-        inner.bytes += body.len();
-        if let Some((_, old)) = inner.entries.push(address(answer), kept) {
-            inner.bytes -= old.body.len();
-        }
-        while inner.bytes > MAX_BYTES {
-            match inner.entries.pop_lru() {
-                Some((_, old)) => inner.bytes -= old.body.len(),
-                None => break,
-            }
-        }
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.put(address(answer), kept, body.len());
     }
 
     /// Bodies kept now.
@@ -131,7 +115,6 @@ impl AnswerBodies {
         self.inner
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .entries
             .len()
     }
 
@@ -145,7 +128,7 @@ impl AnswerBodies {
         self.inner
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .bytes
+            .bytes()
     }
 }
 

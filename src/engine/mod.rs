@@ -1,7 +1,7 @@
 //! The game-agnostic search engine.
 //!
 //! - [`game`]: the [`Game`] trait every game implements, scores and moves.
-//! - [`search`]: iterative-deepening alpha-beta (PVS) and plain minimax.
+//! - [`mod@search`]: iterative-deepening alpha-beta (PVS) and plain minimax.
 //! - [`table`]: the lock-free transposition table shared by all searches.
 //! - [`ordering`]: killers, history and lazy move picking.
 //! - [`limits`]: deadline, depth, node and cancel limits.

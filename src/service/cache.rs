@@ -8,15 +8,16 @@
 //! that spent most of its budget queueing is never served as the answer to that whole budget.
 //! The level, the seed of a weakened level and `deterministic` are part of the key too
 //! ([`super::levels::Style`]), so a weakened answer never serves a full-strength request.
-//! The cache is bounded twice: by entries (the `lru` crate's capacity) and by an estimate of the
-//! bytes its answers hold (least recently used answers go first).
+//! The cache is bounded twice: by entries and by an estimate of the bytes its answers hold
+//! (least recently used answers go first; [`sized_lru`]).
+
+pub mod sized_lru;
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use lru::LruCache;
-
 use crate::engine::{Side, StopReason};
+use sized_lru::SizedLru;
 
 use super::Answer;
 use super::latency::FRESH_START;
@@ -66,19 +67,6 @@ pub struct AskedLimits {
     pub max_nodes: Option<u64>,
 }
 
-#[derive(Debug)]
-struct Stored {
-    answer: Arc<Answer>,
-    bytes: usize,
-}
-
-impl Stored {
-    /// Whether this answer is all a search under `asked` (same key) would give.
-    fn serves(&self, asked: &AskedLimits) -> bool {
-        serves(&self.answer, asked)
-    }
-}
-
 /// The serving rule, for this cache and the shared one: whether `answer` (stored under the
 /// request's key) is all a search under `asked` would give.
 pub fn serves(answer: &Answer, asked: &AskedLimits) -> bool {
@@ -92,30 +80,18 @@ pub fn serves(answer: &Answer, asked: &AskedLimits) -> bool {
     }
 }
 
-struct Inner {
-    entries: LruCache<CacheKey, Stored>,
-    /// Estimated bytes held by `entries`.
-    bytes: usize,
-}
-
 /// The answer cache. Shared through `Arc`; every method takes `&self`.
 pub struct AnswerCache {
     /// A std mutex: each section is one hash lookup or insert (no `.await` inside); `get`
     /// needs `&mut` because a hit moves the entry to the front.
-    inner: Option<Mutex<Inner>>,
-    max_bytes: usize,
+    inner: Option<Mutex<SizedLru<CacheKey, Arc<Answer>>>>,
 }
 
 impl AnswerCache {
     /// A cache of at most `entries` answers taking at most `max_bytes`; 0 entries disables it.
     pub fn new(entries: usize, max_bytes: usize) -> Self {
-        let inner = NonZeroUsize::new(entries).map(|cap| {
-            Mutex::new(Inner {
-                entries: LruCache::new(cap),
-                bytes: 0,
-            })
-        });
-        AnswerCache { inner, max_bytes }
+        let inner = NonZeroUsize::new(entries).map(|cap| Mutex::new(SizedLru::new(cap, max_bytes)));
+        AnswerCache { inner }
     }
 
     /// The stored answer for `key`, if it serves `asked`.
@@ -125,8 +101,8 @@ impl AnswerCache {
             .as_ref()?
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let stored = inner.entries.get(key)?;
-        stored.serves(asked).then(|| Arc::clone(&stored.answer))
+        let answer = inner.get(key)?;
+        serves(answer, asked).then(|| Arc::clone(answer))
     }
 
     /// Stores an answer (never a cancelled one).
@@ -138,31 +114,14 @@ impl AnswerCache {
             return;
         };
         let bytes = estimate_bytes(&key, &answer);
-        if bytes > self.max_bytes {
-            return;
-        }
         let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let stored = Stored { answer, bytes };
-        if let Some((_, old)) = inner.entries.push(key, stored) {
-            inner.bytes -= old.bytes;
-        }
-        inner.bytes += bytes;
-        while inner.bytes > self.max_bytes {
-            match inner.entries.pop_lru() {
-                Some((_, old)) => inner.bytes -= old.bytes,
-                None => break,
-            }
-        }
+        inner.put(key, answer, bytes);
     }
 
     /// Number of answers held.
     pub fn len(&self) -> usize {
         self.inner.as_ref().map_or(0, |inner| {
-            inner
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .entries
-                .len()
+            inner.lock().unwrap_or_else(PoisonError::into_inner).len()
         })
     }
 
@@ -192,7 +151,7 @@ impl CacheTier {
 /// Bytes an entry holds: fixed parts, the key's strings and the answer's lists.
 fn estimate_bytes(key: &CacheKey, answer: &Answer) -> usize {
     std::mem::size_of::<CacheKey>()
-        + std::mem::size_of::<Stored>()
+        + std::mem::size_of::<(Arc<Answer>, usize)>() // the entry: the answer and its size
         + std::mem::size_of::<Answer>()
         + 64 // the LRU node and hash-table slot
         + key.rules.len()

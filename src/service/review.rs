@@ -265,19 +265,18 @@ fn replay<G: ServedGame>(query: &ReviewQuery, rules: &G::Rules) -> Result<Replay
             status: position.status(),
         });
         let wrong_kind = match wanted {
-            PlayedMove::Column(_) if !by_column => {
-                Some("a move is a cell {\"row\", \"col\"} in this game, not a column")
-            }
-            PlayedMove::Cell { .. } if by_column => {
-                Some("a Connect-4 move is a column number (0-based from the left)")
-            }
+            PlayedMove::Column(_) if !by_column => Some(format!(
+                "a move in {} is a cell {{\"row\", \"col\"}}, not a column",
+                G::NAME
+            )),
+            PlayedMove::Cell { .. } if by_column => Some(format!(
+                "a move in {} is a column number (0-based from the left), not a cell",
+                G::NAME
+            )),
             _ => None,
         };
         if let Some(reason) = wrong_kind {
-            return Err(ReviewError::IllegalMove {
-                index,
-                reason: reason.into(),
-            });
+            return Err(ReviewError::IllegalMove { index, reason });
         }
         legal.clear();
         position.legal_moves(&mut legal);

@@ -196,12 +196,12 @@ async fn illegal_move_lists_are_422_naming_the_ply_and_why() {
         (
             json!({"game": "tictactoe", "moves": [4]}),
             "/moves/0",
-            "not a column",
+            "a move in tictactoe is a cell {\"row\", \"col\"}, not a column",
         ),
         (
             json!({"game": "connect4", "moves": [cell(5, 3)]}),
             "/moves/0",
-            "a Connect-4 move is a column number",
+            "a move in connect4 is a column number (0-based from the left), not a cell",
         ),
     ];
     for (request, pointer, why) in cases {

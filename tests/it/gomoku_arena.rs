@@ -1,10 +1,12 @@
 //! The arena: wins only on the board, forfeits apart, records that replay, repeats counted.
 //! Matches run at a few milliseconds a move over the first Gomocup opening.
 
-use kibitz::arena::openings::{GOMOCUP_2026_FREESTYLE_15, parse_openings};
-use kibitz::arena::record::Ending;
-use kibitz::arena::referee::{Referee, RuleSet, Verdict};
-use kibitz::arena::{ArenaArgs, MatchReport, Tally, parse_moves, play_match, wilson_interval};
+use kibitz::tools::arena::openings::{GOMOCUP_2026_FREESTYLE_15, parse_openings};
+use kibitz::tools::arena::record::Ending;
+use kibitz::tools::arena::referee::{Referee, RuleSet, Verdict};
+use kibitz::tools::arena::{
+    ArenaArgs, MatchReport, Tally, parse_moves, play_match, wilson_interval,
+};
 
 fn args(player: &str, opponent: &str) -> ArenaArgs {
     ArenaArgs {
@@ -172,7 +174,7 @@ fn wilson_interval_brackets_the_score() {
 const ROTATING_JUDGE: &str = "external:sh -c 'n=0; while read -r line; do case $line in START*) echo OK;; DONE*) n=$((n+1)); case $((n % 3)) in 1) echo \"MESSAGE Depth 9 | Eval -20\";; 2) echo \"MESSAGE Depth 9 | Eval 500\";; 0) echo \"MESSAGE Depth 9 | Eval +M9\";; esac; echo 7,7;; esac; done'";
 
 fn judged_by(judge: &str, count: usize) -> Vec<String> {
-    kibitz::arena::make_openings(&ArenaArgs {
+    kibitz::tools::arena::make_openings(&ArenaArgs {
         make_openings: Some(count),
         judge: judge.into(),
         judge_ms: 5,
@@ -206,7 +208,7 @@ fn an_engine_judge_keeps_only_the_openings_it_scores_within_the_limit() {
 
 #[test]
 fn a_judge_that_fails_stops_the_openings_with_an_error() {
-    let made = kibitz::arena::make_openings(&ArenaArgs {
+    let made = kibitz::tools::arena::make_openings(&ArenaArgs {
         make_openings: Some(1),
         judge: "external:true".into(),
         judge_ms: 5,
@@ -234,7 +236,7 @@ fn kibitz_judges_the_openings_by_default() {
 
 #[test]
 fn an_unknown_judge_is_refused() {
-    let made = kibitz::arena::make_openings(&ArenaArgs {
+    let made = kibitz::tools::arena::make_openings(&ArenaArgs {
         make_openings: Some(1),
         judge: "oracle".into(),
         ..ArenaArgs::new("kibitz", "kibitz")

@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use kibitz::arena::{parse_moves, play_moves};
 use kibitz::engine::{Game, Move, SearchLimits, SearchOptions, Status, TranspositionTable};
 use kibitz::games::BoardGame;
 use kibitz::games::gomoku::vcf::{Vcf, VcfLimits};
 use kibitz::games::gomoku::vct::{self, Vct, VctLimits};
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
+use kibitz::tools::arena::{parse_moves, play_moves};
 
 /// The position after `moves` (`x,y` = column,row, black first) on an empty 15x15 board.
 fn from_moves(moves: &str) -> Gomoku {

@@ -3,9 +3,9 @@
 //! `examples/gomoku_eval_fit.rs label`). Every fifth position was held out of the fit; the
 //! test reads only those.
 
-use kibitz::arena::{parse_moves, play_moves};
 use kibitz::engine::Game;
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
+use kibitz::tools::arena::{parse_moves, play_moves};
 
 const LABELS: &str = include_str!("../data/gomoku/rapfi-labels-15x15.txt");
 

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use kibitz::arena::{parse_moves, play_moves};
 use kibitz::engine::{
     Game, Move, Outcome, SearchLimits, SearchOptions, SearchReport, Status, TranspositionTable,
 };
 use kibitz::games::gomoku::{Gomoku, GomokuRules, vct};
 use kibitz::games::{BoardGame, Grid};
+use kibitz::tools::arena::{parse_moves, play_moves};
 use proptest::prelude::*;
 
 fn position(rows: &[&str]) -> Gomoku {

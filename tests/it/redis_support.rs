@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal, kill_process};
 use serde_json::{Value, json};
 
 use redis_server::{RedisServer, redis_server};
@@ -188,11 +189,7 @@ impl Redis {
     /// Stops the process without closing its sockets (SIGSTOP): a Redis that hangs.
     pub fn freeze(&self) {
         let process = self.process.as_ref().expect("running");
-        let status = Command::new("kill")
-            .args(["-STOP", &process.0.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
+        kill_process(Pid::from_child(&process.0), Signal::STOP).expect("SIGSTOP");
     }
 
     /// A connection logged in as the test's user (see [`Redis::start_script`]).

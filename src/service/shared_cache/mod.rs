@@ -6,7 +6,7 @@
 //! answers ([`crate::service::cache::serves`]). Redis must never break the latency promise, so
 //! every call has a deadline of a few milliseconds ([`SharedCacheSettings::timeout`]), stores
 //! run in a spawned task after the answer is handed back (never on the latency path), and a
-//! circuit breaker ([`breaker`]) skips Redis for a second after a few failures in a row. The
+//! circuit breaker (`breaker.rs`) skips Redis for a second after a few failures in a row. The
 //! connection is the `redis` crate's `ConnectionManager`, made lazily (a Redis that is down at
 //! start is not an error) and reconnecting by itself; [`endpoint`] makes its client (URL,
 //! credentials, TLS).

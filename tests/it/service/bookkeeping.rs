@@ -11,6 +11,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::Request;
 use axum::routing::get as get_route;
+use rustix::process::{Pid, Signal, kill_process};
 use serde_json::json;
 
 use crate::service::common::*;
@@ -59,9 +60,7 @@ async fn log_of_requests(rust_log: Option<&str>, request_ids: &[&str]) -> String
             .unwrap();
         assert_eq!(response.status(), 200);
     }
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
+    kill_process(Pid::from_child(&child), Signal::TERM).expect("SIGTERM");
     assert!(child.wait().unwrap().success());
     let text = std::fs::read_to_string(&log_path).unwrap();
     let _ = std::fs::remove_file(&log_path);

@@ -6,6 +6,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal, kill_process};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -82,11 +83,7 @@ impl Server {
     }
 
     fn terminate(&self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
+        kill_process(Pid::from_child(&self.child), Signal::TERM).expect("SIGTERM");
     }
 
     /// Waits up to `limit` for the process to exit; its exit status if it did.

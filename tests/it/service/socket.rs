@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::service::common::*;
 use kibitz::config::Config;
+use rustix::process::{Pid, Signal, kill_process};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -104,9 +105,7 @@ async fn the_binary_starts_from_kibitz_addr() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // SIGTERM: a graceful exit.
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
+    kill_process(Pid::from_child(&child), Signal::TERM).expect("SIGTERM");
     let status = child.wait().unwrap();
     assert!(ready, "the server never became ready");
     assert!(status.success(), "{status:?}");
@@ -166,9 +165,7 @@ async fn more_workers_than_cores_are_warned_about_at_start() {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let _ = std::process::Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
+        kill_process(Pid::from_child(&child), Signal::TERM).expect("SIGTERM");
         let output = child.wait_with_output().unwrap();
         let log = String::from_utf8_lossy(&output.stderr);
         let warning = log

@@ -4,10 +4,10 @@
 //! into a channel, so every wait has a timeout: an engine that hangs or dies forfeits instead of
 //! stalling the arena. Two courtesies keep the match fair to engines with timing quirks (Rapfi
 //! drops a command that arrives within about 20 ms of its own move): nothing is sent within
-//! [`ExternalEngine::quiet`] of the engine's last line, and after `START` the arena waits for
-//! the engine to answer `ABOUT` before the first move. Chatter (`MESSAGE`, `DEBUG`, ...) is
-//! skipped; the last `MESSAGE` before a move is kept for its reported depth and score (the
-//! score is how an engine judges openings for `--make-openings --judge`).
+//! the `quiet` gap ([`ExternalEngine::start`]) of the engine's last line, and after `START` the
+//! arena waits for the engine to answer `ABOUT` before the first move. Chatter (`MESSAGE`,
+//! `DEBUG`, ...) is skipped; the last `MESSAGE` before a move is kept for its reported depth and
+//! score (the score is how an engine judges openings for `--make-openings --judge`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};

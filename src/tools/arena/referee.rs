@@ -6,7 +6,7 @@
 //! renju: exactly five for black, five or more for white). It never asks the engine's
 //! incremental [`Gomoku`](crate::games::gomoku::Gomoku) position, so a bug there cannot make a
 //! win. Under renju a black move on a forbidden point (the exact test of
-//! [`renju`](crate::games::gomoku::renju)) loses on the board, as in a real game.
+//! [`renju`]) loses on the board, as in a real game.
 
 use crate::games::gomoku::renju::{self, Forbidden};
 use crate::games::gomoku::{GomokuRules, Overline};

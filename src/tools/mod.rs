@@ -1,0 +1,55 @@
+//! The tools: the `kibitz` binary's subcommands that are not the service.
+//!
+//! `kibitz arena` plays gomoku matches ([`arena`]), `kibitz pbrain` speaks the Gomocup piskvork
+//! protocol on stdin/stdout, and `kibitz connect4-book` derives the Connect-4 book's shallow
+//! layer ([`connect4_book`]). They are research and maintenance instruments: nothing that serves
+//! a request (`api`, `service`, `server`) imports this module, and `.ci/run` checks that it stays
+//! so. The tools reach the games and the engine as any caller would, through their public API.
+//! They stay in the library (not a second binary or crate) because the integration tests, the
+//! benches and the examples drive the arena's parts directly, and in the one binary because the
+//! docs, the tests and piskvork managers start them as `kibitz <command>`.
+
+pub mod arena;
+pub mod connect4_book;
+
+use clap::Subcommand;
+
+/// The tools, as subcommands of the `kibitz` binary.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Play gomoku as a Gomocup piskvork engine over stdin/stdout.
+    Pbrain,
+    /// Play a gomoku match between two players over a file of openings.
+    Arena(arena::ArenaArgs),
+    /// Derive the Connect-4 opening book's shallow layer from its 12-disc layer.
+    Connect4Book(connect4_book::Connect4BookArgs),
+}
+
+/// Runs one tool to its end.
+pub fn run(command: &Command) -> anyhow::Result<()> {
+    match command {
+        Command::Pbrain => run_pbrain(),
+        Command::Arena(args) => arena::run_arena(args),
+        Command::Connect4Book(args) => connect4_book::run(args),
+    }
+}
+
+/// Whether the binary was started under a file name beginning with `pbrain`: piskvork managers
+/// launch engines without arguments, so such a binary speaks the protocol at once.
+pub fn launched_as_pbrain() -> bool {
+    std::env::args_os()
+        .next()
+        .and_then(|arg| {
+            std::path::Path::new(&arg)
+                .file_name()
+                .map(|name| name.to_string_lossy().starts_with("pbrain"))
+        })
+        .unwrap_or(false)
+}
+
+/// `kibitz pbrain`: the piskvork protocol over this process' stdin and stdout.
+pub fn run_pbrain() -> anyhow::Result<()> {
+    let stdin = std::io::stdin();
+    crate::games::gomoku::pbrain::run_pbrain(stdin.lock(), std::io::stdout().lock())?;
+    Ok(())
+}
