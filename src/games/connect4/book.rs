@@ -6,7 +6,7 @@
 //! - **12 discs**: BitBully's published database (`book/book_12ply_distances.dat`, MIT, see
 //!   `book/LICENSE`), unchanged. Positions where the side to move wins at once are left out.
 //! - **0 to 8 discs**: `book/book_8ply_distances.dat`, derived by kibitz from the 12-disc layer
-//!   by retrograde analysis ([`derive`], `kibitz connect4-book`): every position reachable in
+//!   by retrograde analysis ([`mod@derive`], `kibitz connect4-book`): every position reachable in
 //!   play, mirror images once. Without it a search from the empty board has 12 plies to go
 //!   before the 12-disc layer ends it (about 200 ms on a cold table); with it, every position
 //!   of up to 8 discs is a single look-up and the rest of the book's range is at most 3 plies

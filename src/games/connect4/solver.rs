@@ -25,7 +25,7 @@
 //! - One transposition table (the engine's, shared by all requests) carries results across the
 //!   null-window probes. Each solver entry holds both a lower and an upper bound (Pons keeps only
 //!   one), packed in the entry's score field; a probe narrows the window from both sides. The
-//!   table is used at one parity of plies only (after BitBully; [`TABLE_PARITY`]); nodes of the
+//!   table is used at one parity of plies only (after BitBully; `TABLE_PARITY`); nodes of the
 //!   other parity look up their children instead (enhanced transposition cutoff), cutting off
 //!   on a child's upper bound and skipping moves whose child's lower bound shows they cannot
 //!   raise alpha. Solver keys are tagged before mixing so they never meet the generic search's

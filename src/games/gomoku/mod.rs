@@ -485,7 +485,7 @@ impl Game for Gomoku {
         self.board.cells.len() as u32 - self.board.stones
     }
 
-    /// The threat rules ([`Gomoku::threat_moves`]), without renju's forbidden points.
+    /// The threat rules (`Gomoku::threat_moves`), without renju's forbidden points.
     fn search_moves(&self, out: &mut Vec<Move>) {
         let from = out.len();
         self.threat_moves(out);

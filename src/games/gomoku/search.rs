@@ -3,7 +3,7 @@
 //!
 //! The generic engine searches every candidate the game offers and stops at a static
 //! evaluation; strong gomoku engines instead prune hard where the position is quiet and look
-//! further where it is forcing. The key ideas, each a numbered step of [`ThreatSearch::node`]:
+//! further where it is forcing. The key ideas, each a numbered step of `ThreatSearch::node`:
 //!
 //! - **Threats inside the tree.** A four of the opponent is answered by its block(s) only, and a
 //!   single forced block is searched one ply deeper (it costs nothing: the tree does not
