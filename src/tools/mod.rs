@@ -1,8 +1,8 @@
 //! The tools: the `kibitz` binary's subcommands that are not the service.
 //!
 //! `kibitz arena` plays gomoku matches ([`arena`]), `kibitz pbrain` speaks the Gomocup piskvork
-//! protocol on stdin/stdout, and `kibitz connect4-book` derives the Connect-4 book's shallow
-//! layer ([`connect4_book`]). They are research and maintenance instruments: nothing that serves
+//! protocol on stdin/stdout ([`pbrain`]), and `kibitz connect4-book` derives the Connect-4
+//! book's shallow layer ([`connect4_book`]). They are research and maintenance instruments: nothing that serves
 //! a request (`api`, `service`, `server`) imports this module, and `.ci/run` checks that it stays
 //! so. The tools reach the games and the engine as any caller would, through their public API.
 //! They stay in the library (not a second binary or crate) because the integration tests, the
@@ -11,6 +11,7 @@
 
 pub mod arena;
 pub mod connect4_book;
+pub mod pbrain;
 
 use clap::Subcommand;
 
@@ -50,6 +51,6 @@ pub fn launched_as_pbrain() -> bool {
 /// `kibitz pbrain`: the piskvork protocol over this process' stdin and stdout.
 pub fn run_pbrain() -> anyhow::Result<()> {
     let stdin = std::io::stdin();
-    crate::games::gomoku::pbrain::run_pbrain(stdin.lock(), std::io::stdout().lock())?;
+    pbrain::run_pbrain(stdin.lock(), std::io::stdout().lock())?;
     Ok(())
 }

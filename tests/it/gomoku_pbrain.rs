@@ -1,6 +1,6 @@
 //! The piskvork protocol, as conversations over in-memory buffers.
 
-use kibitz::games::gomoku::pbrain::run_pbrain;
+use kibitz::tools::pbrain::run_pbrain;
 
 /// Runs a whole session and returns the output lines, `MESSAGE` lines included.
 fn converse_verbose(input: &str) -> Vec<String> {

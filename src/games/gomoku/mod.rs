@@ -8,7 +8,7 @@
 //! [`Gomoku::think`] runs the threat searches ([`vcf`], [`vct`]) first, then on big boards
 //! gomoku's own alpha-beta ([`search`]: threats inside the tree, hard pruning where the position
 //! is quiet) and on small ones the exact generic engine, then checks the chosen move against the
-//! opponent's threats; [`pbrain`] speaks the Gomocup protocol.
+//! opponent's threats. (The Gomocup protocol is a tool, `tools::pbrain`.)
 //!
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
 //! - [`board`]: stones, line masks, incremental patterns, cell shapes and hash.
@@ -17,13 +17,11 @@
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
 //! - [`renju`]: renju's forbidden points for black (exact, recursive).
-//! - [`pbrain`]: the piskvork engine protocol over stdin/stdout.
 
 pub mod board;
 pub mod cell_set;
 pub mod eval;
 pub mod patterns;
-pub mod pbrain;
 pub mod renju;
 pub mod search;
 pub mod vcf;

@@ -11,11 +11,11 @@
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use super::{Gomoku, GomokuRules, Overline};
 use crate::engine::{
     Game, Move, SearchLimits, SearchOptions, SearchReport, Side, TranspositionTable,
 };
 use crate::games::BoardGame;
+use crate::games::gomoku::{Gomoku, GomokuRules, Overline};
 
 /// Budget used when the manager sends no time information (ms).
 const DEFAULT_TURN_MS: u64 = 1_000;
