@@ -85,36 +85,40 @@ def test_a_level_1_game_against_kibitz_is_won_by_clicks_and_then_reviewed(browse
     browser.find_element(By.ID, "new-game").click()
     wait(browser, my_turn_or_over)
     assert "against kibitz at level 1" in browser.find_element(By.ID, "status").text
-    browser.find_element(By.CSS_SELECTOR, "[data-heatmap]").click()
     board = browser.find_element(By.ID, "board")
     played = []
     verdicts = []  # the heat map's verdict at each of X's turns
-    while True:
+
+    def play(row, col):
+        before = board_text(browser)
+        cell(browser, row, col).click()
+        wait(browser, my_turn_or_over)
+        after = board_text(browser)
+        played.append((row, col))
+        played.extend((r, c) for r in range(3) for c in range(3) if before[r][c] == "." and after[r][c] == "O")
+
+    play(*tictactoe_move(board_text(browser)))
+    # The report says which search it shows: kibitz's own, at the level and seed asked.
+    assert browser.find_element(By.ID, "r-search").text == "kibitz's move (O) at level 1, seed 1"
+    assert "kibitz (O)" in browser.find_element(By.ID, "r-verdict").text
+    browser.find_element(By.CSS_SELECTOR, "[data-heatmap]").click()
+    while not board.get_attribute("data-result"):
         wait(browser, lambda d: my_turn_or_over(d) and (board.get_attribute("data-result") or board.get_attribute("data-analysis") == "ready"))
         if board.get_attribute("data-result"):
             break
+        assert browser.find_element(By.ID, "r-search").text.startswith("heat map: every move you (X)")
         verdicts.append(browser.find_element(By.ID, "r-verdict").text)
-        if played:
-            # The heat map's best cell is the report's move.
-            best = browser.find_element(By.CSS_SELECTOR, "#board .best")
-            row, col = int(best.get_attribute("data-row")), int(best.get_attribute("data-col"))
-            assert name_of(row, col, 3) == browser.find_element(By.ID, "r-move").text.split()[0]
-            # The best line's numbered ghosts sit on a white disc, readable on any heat colour.
-            ghost_disc = browser.execute_script(
-                "const g = document.querySelector('#board [data-ghost]');"
-                "return g && getComputedStyle(g, '::before').backgroundColor"
-            )
-            assert ghost_disc in (None, "rgba(255, 255, 255, 0.92)"), ghost_disc
-        before = board_text(browser)
-        row, col = tictactoe_move(before)
-        cell(browser, row, col).click()
-        wait(browser, lambda d: my_turn_or_over(d) or board.get_attribute("data-result"))
-        after = board_text(browser)
-        played.append((row, col))
-        reply = [(r, c) for r in range(3) for c in range(3) if before[r][c] == "." and after[r][c] == "O"]
-        played.extend(reply)
-        if not board.get_attribute("data-result"):
-            assert "level 1, seed 1" in browser.find_element(By.ID, "r-search").text or browser.find_element(By.ID, "r-search").text.startswith("heat map")
+        # The heat map's best cell is the report's move.
+        best = browser.find_element(By.CSS_SELECTOR, "#board .best")
+        row, col = int(best.get_attribute("data-row")), int(best.get_attribute("data-col"))
+        assert name_of(row, col, 3) == browser.find_element(By.ID, "r-move").text.split()[0]
+        # The best line's numbered ghosts sit on a white disc, readable on any heat colour.
+        ghost_disc = browser.execute_script(
+            "const g = document.querySelector('#board [data-ghost]');"
+            "return g && getComputedStyle(g, '::before').backgroundColor"
+        )
+        assert ghost_disc in (None, "rgba(255, 255, 255, 0.92)"), ghost_disc
+        play(*tictactoe_move(board_text(browser)))
     assert board.get_attribute("data-result") == "X", board_text(browser)
     # Once kibitz's weak replies let X win by force, the verdict says so in good grammar.
     assert any(v.startswith("you (X) win in ") for v in verdicts), verdicts
