@@ -1,9 +1,11 @@
 // kibitz playground: play the served games against kibitz and watch it think.
 //
 // The page is a thin client of the public API and knows no engine internals: GET /games says
-// which games exist, with their sizes and rules; POST /move plays, analyses (the heat map) and
-// compares minimax with alpha-beta. The page keeps the position itself (board, side to move,
-// history) and only checks what it must to run a game: legal clicks and the end of the game.
+// which games exist, with their sizes, rules and what each strength level means; POST /move
+// plays (at the level chosen), analyses (the heat map) and compares minimax with alpha-beta;
+// POST /review judges the game played, ply by ply. The page keeps the position itself (board,
+// side to move, history) and only checks what it must to run a game: legal clicks and the end
+// of the game.
 // Every answer is matched to the position it was asked for through an epoch counter, so an
 // answer that arrives after New game, Undo or an edit is dropped, never played.
 //
@@ -378,7 +380,8 @@
     state.result = null;
     showProblem($("problem"), null);
     if (review.game !== state.game.name || review.rows !== state.rows || review.cols !== state.cols) clearReview();
-    review.shown = null;
+    review.shown = null; // the new game is on the board, not a reviewed ply
+    $("review-back").hidden = true;
     buildBoard();
     clearReport();
     continuePlay();
