@@ -1,5 +1,5 @@
-//! The small routes around `POST /move`: the game catalogue, health, readiness, metrics, the
-//! OpenAPI document, and the 404 fallback.
+//! The small routes around `POST /move`: the game catalogue (with what each strength level
+//! means in each game), health, readiness, metrics, the OpenAPI document, and the 404 fallback.
 
 use std::sync::atomic::Ordering;
 
@@ -12,7 +12,9 @@ use serde_json::json;
 
 use super::error::{ApiError, ApiResult};
 use super::{AppState, clip_path};
-use crate::service::games::{GameInfo, catalog, deterministic_rate};
+use crate::engine::Score;
+use crate::engine::skill::{FULL_STRENGTH, LevelTable, STANDARD_LEVELS, WEAKEST};
+use crate::service::games::{GameInfo, catalog, deterministic_rate, skill_levels};
 use crate::service::metrics::Exposition;
 use crate::service::{DEFAULT_BUDGET_MS, MAX_DEPTH};
 
@@ -39,6 +41,46 @@ pub struct GameEntry {
     #[serde(flatten)]
     pub info: GameInfo,
     pub limits: Limits,
+    /// What each `level` means in this game, 1 to 10, so a client can say it (the playground's
+    /// tooltip) without a copy of the engine's tables.
+    pub levels: Vec<LevelInfo>,
+    /// Score points one unit of `temperature` counts in this game.
+    pub level_unit: Score,
+}
+
+/// One strength level of one game (`crate::engine::skill`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LevelInfo {
+    pub level: u8,
+    /// The deepest iteration, in plies; `None` at full strength (only `max_depth` caps it).
+    pub max_depth: Option<u32>,
+    /// The share of the budget (and of `max_nodes`) the level searches with.
+    pub budget_share: f64,
+    /// The softmax temperature of the move drawn, in units (0 at full strength: the best).
+    pub temperature: f64,
+    /// The probability of a plausible mistake instead (0 at full strength).
+    pub blunder: f64,
+}
+
+/// A game's levels 1..=9 from its table, then full strength.
+pub fn level_infos(table: &LevelTable) -> Vec<LevelInfo> {
+    let weakened = (WEAKEST..FULL_STRENGTH).zip(table.iter()).map(
+        |(level, &(max_depth, budget_share, temperature, blunder))| LevelInfo {
+            level,
+            max_depth: Some(max_depth),
+            budget_share,
+            temperature,
+            blunder,
+        },
+    );
+    let full = LevelInfo {
+        level: FULL_STRENGTH,
+        max_depth: None,
+        budget_share: 1.0,
+        temperature: 0.0,
+        blunder: 0.0,
+    };
+    weakened.chain(std::iter::once(full)).collect()
 }
 
 /// `GET /games`: every game with its board format, rules options and limits.
@@ -49,18 +91,23 @@ pub async fn games(State(state): State<AppState>) -> Json<serde_json::Value> {
         max_budget_ms,
         max_depth: MAX_DEPTH,
         max_body_bytes: state.config.max_body_bytes,
-        min_level: crate::engine::skill::WEAKEST,
-        max_level: crate::engine::skill::FULL_STRENGTH,
+        min_level: WEAKEST,
+        max_level: FULL_STRENGTH,
         deterministic_nodes_per_ms: 0,
     };
     let games: Vec<GameEntry> = catalog()
         .into_iter()
-        .map(|info| GameEntry {
-            limits: Limits {
-                deterministic_nodes_per_ms: deterministic_rate(info.name),
-                ..limits.clone()
-            },
-            info,
+        .map(|info| {
+            let (table, unit) = skill_levels(info.name).unwrap_or((STANDARD_LEVELS, 0));
+            GameEntry {
+                limits: Limits {
+                    deterministic_nodes_per_ms: deterministic_rate(info.name),
+                    ..limits.clone()
+                },
+                levels: level_infos(&table),
+                level_unit: unit,
+                info,
+            }
         })
         .collect();
     // The teaching evaluator is not a game but belongs in the same catalogue of what to post.

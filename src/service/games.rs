@@ -293,8 +293,8 @@ impl ServedGame for TicTacToe {
 }
 
 /// Lists the served games, in `GET /games` order, and generates from the list:
-/// [`GAME_NAMES`], [`catalog`], [`deterministic_rate`], [`table_caps`] and the name-to-type
-/// dispatch [`with_game`] that `/move` and `/review` go through.
+/// [`GAME_NAMES`], [`catalog`], [`deterministic_rate`], [`skill_levels`], [`table_caps`] and the
+/// name-to-type dispatch [`with_game`] that `/move` and `/review` go through.
 macro_rules! served_games {
     ($($game:ty),+ $(,)?) => {
         /// Names of the served games, as clients write them.
@@ -313,6 +313,20 @@ macro_rules! served_games {
                 }
             )+
             0
+        }
+
+        /// What levels 1..=9 mean in the game named `name` (its level table and the score
+        /// points one unit of its softmax counts), or `None` for no game.
+        pub fn skill_levels(name: &str) -> Option<(LevelTable, crate::engine::Score)> {
+            $(
+                if name == <$game as BoardGame>::NAME {
+                    return Some((
+                        <$game as ServedGame>::SKILL_LEVELS,
+                        <$game as ServedGame>::SKILL_UNIT,
+                    ));
+                }
+            )+
+            None
         }
 
         /// Each served game's name and the largest table worth giving it (MiB).

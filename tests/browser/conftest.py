@@ -20,6 +20,7 @@ from selenium import webdriver
 from selenium.common.exceptions import SessionNotCreatedException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 DESKTOP = (1280, 900)
@@ -190,3 +191,23 @@ def foreign(urls, base_url):
     home = urlsplit(base_url).netloc
     network = ("http", "https", "ws", "wss", "ftp")
     return [u for u in urls if urlsplit(u).scheme in network and urlsplit(u).netloc != home]
+
+
+def set_field(driver, field_id, value):
+    """Types `value` over a field's text as a person does (select all, type): one change event
+    when the field loses focus, never one for an empty field in between (the page refuses an
+    empty budget in words, and the message would move the board under the next click)."""
+    field = driver.find_element(By.ID, field_id)
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys(str(value))
+
+
+def set_budget(driver, ms):
+    set_field(driver, "budget", ms)
+
+
+def my_turn_or_over(driver):
+    board = driver.find_element(By.ID, "board")
+    return idle(driver) and (
+        board.get_attribute("data-result") or board.get_attribute("data-to-move") == "X"
+    )

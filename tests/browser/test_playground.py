@@ -13,10 +13,12 @@ from conftest import (
     console_errors,
     foreign,
     idle,
+    my_turn_or_over,
     open_game,
     post_json,
     requested_urls,
     screenshot,
+    set_budget,
     wait,
 )
 
@@ -34,19 +36,6 @@ def winner_of(grid, k):
                 if all(0 <= rr < rows and 0 <= cc < cols and grid[rr][cc] == side for rr, cc in cells):
                     return side
     return "draw" if all("." not in row for row in grid) else None
-
-
-def set_budget(driver, ms):
-    budget = driver.find_element(By.ID, "budget")
-    budget.clear()
-    budget.send_keys(str(ms))
-
-
-def my_turn_or_over(driver):
-    board = driver.find_element(By.ID, "board")
-    return idle(driver) and (
-        board.get_attribute("data-result") or board.get_attribute("data-to-move") == "X"
-    )
 
 
 def heat_scores(driver):
@@ -94,7 +83,8 @@ def test_keyboard_arrows_and_enter_play_a_move(browser, base_url):
     assert cell(browser, 0, 1).text == "X"
     assert board_text(browser)[0][1] == "X"
     assert sum(row.count("O") for row in board_text(browser)) == 1
-    assert cell(browser, 0, 1).get_attribute("aria-label") == "b1: X"
+    # The top row of three is row 3: rows are numbered from the bottom, as on the edges.
+    assert cell(browser, 0, 1).get_attribute("aria-label") == "b3: X"
 
 
 def test_the_connect4_heat_map_shows_the_scores_post_move_analysis_returns(browser, base_url, screenshot_dir):
@@ -147,6 +137,15 @@ def test_the_textbook_tree_marks_the_pruned_nodes_tree_names(browser, base_url, 
     assert browser.find_element(By.ID, "trace-text").text.startswith(f"Step 3 of {len(answer['trace'])}: B1")
     current = browser.find_element(By.CSS_SELECTOR, "#tree-drawing .current")
     assert current.get_attribute("data-node") == "B1"
+    # Nodes the trace has not reached yet are not greyed (faded) like the pruned ones: drawn
+    # at full strength, white with a dotted outline.
+    style = "return getComputedStyle(document.querySelector(arguments[0]))[arguments[1]]"
+    later = browser.find_elements(By.CSS_SELECTOR, '#tree-drawing .later[data-pruned="false"]')
+    assert {n.get_attribute("data-node") for n in later} >= {"B2", "B3", "C", "D"}
+    assert browser.execute_script(style, '#tree-drawing [data-node="D"]', "opacity") == "1"
+    later_fill = browser.execute_script(style, '#tree-drawing [data-node="D"] .shape', "fill")
+    pruned_fill = browser.execute_script(style, '#tree-drawing [data-node="C2"] .shape', "fill")
+    assert later_fill == "rgb(255, 255, 255)" != pruned_fill
     screenshot(browser, screenshot_dir, "tree")
 
 
@@ -253,6 +252,11 @@ def test_an_api_error_is_shown_in_plain_words_next_to_the_board(browser, base_ur
     problem = browser.find_element(By.ID, "problem")
     wait(browser, lambda d: idle(d) and problem.is_displayed())
     assert "floats above an empty cell" in problem.text
+    assert not browser.find_element(By.ID, "status").text.startswith("Your move")
+    # The refusal is in words on the page; the console holds only the browser's own line for
+    # the 422 response (source "network"), no error of the page's script.
+    errors = console_errors(browser)
+    assert errors and all(e["source"] == "network" for e in errors), errors
     screenshot(browser, screenshot_dir, "error")
 
 

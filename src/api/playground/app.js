@@ -1,11 +1,17 @@
 // kibitz playground: play the served games against kibitz and watch it think.
 //
 // The page is a thin client of the public API and knows no engine internals: GET /games says
-// which games exist, with their sizes and rules; POST /move plays, analyses (the heat map) and
-// compares minimax with alpha-beta. The page keeps the position itself (board, side to move,
-// history) and only checks what it must to run a game: legal clicks and the end of the game.
+// which games exist, with their sizes, rules and what each strength level means; POST /move
+// plays (at the level chosen), analyses (the heat map) and compares minimax with alpha-beta;
+// POST /review judges the game played, ply by ply. The page keeps the position itself (board,
+// side to move, history) and only checks what it must to run a game: legal clicks and the end
+// of the game.
 // Every answer is matched to the position it was asked for through an epoch counter, so an
 // answer that arrives after New game, Undo or an edit is dropped, never played.
+//
+// Cells are named as players read them: columns a, b, c ... left to right, rows numbered from
+// the bottom (a1 is the bottom-left cell), on the board's edges, in the report, the labels and
+// the review alike. The API's {row, col} stay 0-based from the top; only the names differ.
 //
 // Automation hooks (browser tests drive the page through them): [data-game] selects a game;
 // board cells carry data-row / data-col and show only "X", "O" or nothing as their text
@@ -13,7 +19,12 @@
 // data-heatmap, and while it is on every legal empty cell carries data-score (the raw score of
 // POST /move's analysis); body[data-busy] is "true" while a request is out, and the board
 // carries data-to-move, data-analysis ("ready" once the heat map is drawn) and, once the game
-// is over, data-result ("X", "O" or "draw").
+// is over, data-result ("X", "O" or "draw"). The edge labels carry data-coord (their text);
+// the level control is [data-level]; [data-review] starts a review, whose plies carry
+// data-ply (1-based), data-cell ("ROW,COL" of the move played), data-mark (the API's mark)
+// and, on the first outcome change, data-first-change; #review[data-state] is "running",
+// "done" or "failed"; while a ply is shown on the board its
+// best and played cells carry data-review-move ("best", "played" or "best played").
 "use strict";
 
 (() => {
@@ -30,17 +41,24 @@
     board: [], // rows of ".", "X", "O"
     toMove: "X",
     human: "X",
-    history: [], // earlier {board, toMove, last} for Undo
+    history: [], // earlier {board, toMove, last} for Undo, one per move of `moves`
+    start: null, // {board, toMove} the moves were played from (the empty board, or an edit)
+    moves: [], // the moves played since `start`, for the review
     last: null, // last move played, {row, col}
     ghosts: [], // principal variation to draw: [{row, col, side, n}]
     suggestion: null, // "Best move" answer's cell
     analysis: null, // analysis entries for the current position
+    analysisMove: null, // the move the analysis' own report chose: the heat map's best cell
     heat: false,
     editing: false,
     result: null, // null, or {winner: "X"|"O"|null, cells}
     epoch: 0, // bumped whenever the position changes outside play, to drop stale answers
     busy: 0,
+    settingsError: false, // a setting out of the API's limits is shown; nothing is asked
   };
+
+  // The last review: what was reviewed, the plies judged so far, the ply shown on the board.
+  const review = { token: 0, game: null, rows: 0, cols: 0, start: null, moves: [], plies: [], first: null, shown: null };
 
   // ---- API -----------------------------------------------------------------------------
 
@@ -83,11 +101,12 @@
     }
   }
 
-  /// POSTs `body` asking for Server-Sent Events: calls `onIteration` with each `iteration`
-  /// event's data as it arrives (read with a stream reader, so the search shows while it runs)
-  /// and resolves to the `answer` event's data, the same body a plain JSON call returns.
-  /// Refusals come before the stream, as problem+json, and throw a Problem as `call` does.
-  async function callStream(path, body, onIteration) {
+  /// POSTs `body` asking for Server-Sent Events: calls `onEvent(name, data)` with each event's
+  /// data as it arrives (read with a stream reader, so the search shows while it runs) and
+  /// resolves to the `last` event's data (`answer` of /move, `review` of /review), the same
+  /// body a plain JSON call returns. Refusals come before the stream, as problem+json, and throw
+  /// a Problem as `call` does.
+  async function callStream(path, body, onEvent, last = "answer") {
     setBusy(+1);
     try {
       const response = await fetch(path, {
@@ -117,9 +136,9 @@
           }
           if (!data.length) continue; // a keep-alive comment
           const json = JSON.parse(data.join("\n"));
-          if (name === "iteration") onIteration(json);
-          else if (name === "answer") return json;
-          else if (name === "error") throw new Problem(json, json.status || 500);
+          if (name === last) return json;
+          if (name === "error") throw new Problem(json, json.status || 500);
+          onEvent(name, json);
         }
       }
       throw new Problem({ title: "The answer stream ended early" }, 0);
@@ -234,10 +253,67 @@
 
   // ---- Requests for the current position -----------------------------------------------
 
-  function budget() {
+  /// The budget as typed: checkSettings has refused anything outside the API's limits, so
+  /// nothing is replaced or clamped behind the player's back.
+  const budget = () => Number($("budget").value.trim());
+
+  /// The settings that are out of the limits GET /games gives, each as [input id, words]. The
+  /// page refuses them itself, in words, rather than clamping them or asking the API.
+  function checkSettings() {
+    const errors = [];
+    const name = $("games").querySelector(`[data-game="${state.game.name}"]`)?.textContent || state.game.name;
+    const info = state.game.board;
+    const whole = (id) => {
+      const text = $(id).value.trim();
+      return { text: text || "nothing", n: /^\d+$/.test(text) ? Number(text) : NaN };
+    };
+    const rows = whole("rows");
+    const cols = whole("cols");
+    if (!(rows.n >= info.min_rows && rows.n <= info.max_rows)) {
+      errors.push(["rows", `Rows: ${rows.text} is not a board size of ${name}; it takes ${info.min_rows} to ${info.max_rows} rows.`]);
+    } else {
+      const most = (info.max_cols_for_rows || {})[rows.n] ?? info.max_cols;
+      if (!(cols.n >= info.min_cols && cols.n <= most)) {
+        const rowsPart = most === info.max_cols ? "" : ` with ${rows.n} rows`;
+        errors.push(["cols", `Columns: ${cols.text} is not a board size of ${name}; it takes ${info.min_cols} to ${most} columns${rowsPart}.`]);
+      }
+    }
+    const b = whole("budget");
     const max = state.game.limits.max_budget_ms;
-    const v = Math.round(Number($("budget").value));
-    return Math.min(Math.max(Number.isFinite(v) && v > 0 ? v : state.game.limits.default_budget_ms, 1), max);
+    if (!(b.n >= 1 && b.n <= max)) errors.push(["budget", `Budget: ${b.text} ms is out of range; give 1 to ${max.toLocaleString("en")} ms.`]);
+    const seed = $("seed").value.trim();
+    if (seed && !(/^\d+$/.test(seed) && Number(seed) <= Number.MAX_SAFE_INTEGER)) {
+      errors.push(["seed", `Seed: ${seed} is not a whole number from 0 to ${Number.MAX_SAFE_INTEGER.toLocaleString("en")} (or leave it empty).`]);
+    }
+    for (const id of ["rows", "cols", "budget", "seed"]) {
+      if (errors.some(([at]) => at === id)) $(id).setAttribute("aria-invalid", "true");
+      else $(id).removeAttribute("aria-invalid");
+    }
+    return errors;
+  }
+
+  /// Whether the settings can be sent; if not, says why next to the board and in the status.
+  function settingsOk() {
+    const errors = checkSettings();
+    if (errors.length) {
+      state.settingsError = true;
+      showProblem($("problem"), new Problem({ title: "Settings not applied", detail: errors.map(([, words]) => words).join("\n") }, 0));
+      setStatus("Fix the setting marked in red to go on (the limits come from GET /games).");
+      return false;
+    }
+    if (state.settingsError) {
+      state.settingsError = false;
+      showProblem($("problem"), null);
+    }
+    return true;
+  }
+
+  /// kibitz's strength for its own moves: the level control's value, and the seed if given.
+  function levelFields() {
+    const fields = { level: Number($("level").value) };
+    const seed = $("seed").value.trim();
+    if (seed && fields.level < state.game.limits.max_level) fields.seed = Number(seed);
+    return fields;
   }
 
   function requestBody(extra) {
@@ -256,7 +332,7 @@
   }
 
   function updateRequestPanel() {
-    if (!state.game) return;
+    if (!state.game || checkSettings().length) return;
     const body = requestBody(state.heat ? { analysis: true } : {});
     const json = JSON.stringify(body);
     $("request-curl").textContent =
@@ -286,19 +362,26 @@
   function positionChanged() {
     state.epoch++;
     state.analysis = null;
+    state.analysisMove = null;
     state.suggestion = null;
   }
 
   function newGame() {
+    if (!settingsOk()) return;
     readSetup();
     positionChanged();
     state.board = emptyBoard();
     state.toMove = "X";
+    state.start = { board: emptyBoard(), toMove: "X" };
+    state.moves = [];
     state.history = [];
     state.last = null;
     state.ghosts = [];
     state.result = null;
     showProblem($("problem"), null);
+    if (review.game !== state.game.name || review.rows !== state.rows || review.cols !== state.cols) clearReview();
+    review.shown = null; // the new game is on the board, not a reviewed ply
+    $("review-back").hidden = true;
     buildBoard();
     clearReport();
     continuePlay();
@@ -307,9 +390,11 @@
   function play(move) {
     state.history.push({ board: state.board.map((r) => r.slice()), toMove: state.toMove, last: state.last });
     state.board[move.row][move.col] = state.toMove;
+    state.moves.push({ row: move.row, col: move.col });
     state.toMove = other(state.toMove);
     state.last = move;
     state.analysis = null;
+    state.analysisMove = null;
     state.suggestion = null;
     state.result = outcome(state.board);
   }
@@ -330,15 +415,19 @@
   }
 
   async function engineMove() {
+    if (!settingsOk()) return;
     const epoch = state.epoch;
-    setStatus(`kibitz (${state.toMove}) is thinking… (budget ${budget()} ms)`);
+    const fields = levelFields();
+    setStatus(`kibitz (${state.toMove}) is thinking at level ${fields.level}… (budget ${budget()} ms)`);
     const live = $("live");
-    live.replaceChildren();
-    live.hidden = false;
-    $("live-title").hidden = false;
+    // The list belongs to this search alone, and shows once it has a depth (a book answer has
+    // none, and gets no empty heading).
+    clearLive();
     try {
-      const report = await callStream("/move", requestBody({}), (it) => {
-        if (epoch !== state.epoch) return;
+      const report = await callStream("/move", requestBody(fields), (name, it) => {
+        if (epoch !== state.epoch || name !== "iteration") return;
+        live.hidden = false;
+        $("live-title").hidden = false;
         // One line per completed depth, as the engine reports it.
         const item = document.createElement("li");
         item.dataset.depth = it.depth;
@@ -350,7 +439,9 @@
       if (epoch !== state.epoch) return;
       showProblem($("problem"), null);
       play(report.move);
-      showReport(report, "kibitz");
+      const seed = report.seed === undefined || report.seed === null ? "" : `, seed ${report.seed}${fields.seed === undefined ? " (drawn fresh)" : ""}`;
+      const strength = report.level >= state.game.limits.max_level ? "full strength" : `level ${report.level}${seed}`;
+      showReport(report, "kibitz", `kibitz's move (${report.to_move}) at ${strength}`, true);
       state.ghosts = ghostsOf(report.pv.slice(1), other(report.to_move));
       continuePlay();
     } catch (problem) {
@@ -363,32 +454,35 @@
   async function analyse() {
     const epoch = state.epoch;
     const moves = state.board.length;
-    if (!moves || outcome(state.board)) return;
+    if (!moves || outcome(state.board) || !settingsOk()) return;
     setStatus(state.editing ? "Analysing every move…" : `Your move (${state.toMove}); analysing every move…`);
     try {
       const report = await call("/move", requestBody({ analysis: true }));
       if (epoch !== state.epoch || state.analysis) return;
       showProblem($("problem"), null);
       state.analysis = report.analysis || [];
+      state.analysisMove = report.move;
       state.ghosts = ghostsOf(report.pv, report.to_move);
-      showReport(report, state.toMove === state.human && !state.editing ? "you" : null);
+      const you = state.toMove === state.human && !state.editing;
+      showReport(report, you ? "you" : null, `heat map: every move ${you ? "you" : report.to_move} (${report.to_move}) can play, at full strength`);
       render();
     } catch (problem) {
       if (epoch !== state.epoch) return;
       showProblem($("problem"), problem);
       render();
+      setStatus("The heat map could not be computed: see the message above the board.");
     }
   }
 
   async function hint() {
-    if (outcome(state.board)) return;
+    if (outcome(state.board) || !settingsOk()) return;
     const epoch = state.epoch;
     setStatus(`Searching the best move for ${state.toMove}…`);
     try {
       const report = await call("/move", requestBody({}));
       if (epoch !== state.epoch) return;
       showProblem($("problem"), null);
-      showReport(report, null);
+      showReport(report, null, `best move for ${report.to_move}, at full strength`);
       state.suggestion = report.move;
       state.ghosts = ghostsOf(report.pv, report.to_move);
       render();
@@ -397,6 +491,7 @@
       if (epoch !== state.epoch) return;
       showProblem($("problem"), problem);
       render();
+      setStatus("kibitz could not search this position: see the message above the board.");
     }
   }
 
@@ -408,6 +503,7 @@
     do {
       entry = state.history.pop();
     } while (state.history.length > 0 && entry.toMove !== state.human);
+    state.moves.length = state.history.length;
     state.board = entry.board;
     state.toMove = entry.toMove;
     state.last = entry.last;
@@ -433,6 +529,8 @@
     }
     // Leaving edit mode: play on from the position set up.
     state.toMove = $("edit-side").value || defaultToMove(state.board);
+    state.start = { board: state.board.map((r) => r.slice()), toMove: state.toMove };
+    state.moves = [];
     state.history = [];
     state.last = null;
     state.result = outcome(state.board);
@@ -451,12 +549,16 @@
   }
 
   function activate(row, col) {
+    if (review.shown !== null) {
+      setStatus("This is a position of the review: press Back to the game to play on.");
+      return;
+    }
     if (state.editing) {
       editCell(row, col);
       return;
     }
     if (state.result || state.busy > 0 && state.toMove !== state.human) return;
-    if (state.toMove !== state.human) return;
+    if (state.toMove !== state.human || !settingsOk()) return;
     const move = moveFor(row, col);
     if (!move) {
       setStatus(gravity() ? "That column is full." : "That cell is taken.");
@@ -471,15 +573,27 @@
   // ---- Drawing the board ------------------------------------------------------------------
 
   const columnName = (c) => (c < 26 ? String.fromCharCode(97 + c) : `z${c - 25}`);
-  const cellName = (m) => `${columnName(m.col)}${m.row + 1}`;
+  const rowName = (r) => String(state.rows - r);
+  const cellName = (m) => `${columnName(m.col)}${rowName(m.row)}`;
   const plies = (n) => `${n} ${n === 1 ? "ply" : "plies"}`;
 
   function buildBoard() {
     const board = $("board");
     board.textContent = "";
-    board.style.setProperty("--cols", state.cols);
-    board.style.setProperty("--rows", state.rows);
+    const frame = $("board-frame");
+    frame.style.setProperty("--cols", state.cols);
+    frame.style.setProperty("--rows", state.rows);
+    frame.dataset.game = state.game.name;
     board.dataset.game = state.game.name;
+    // The edges: row numbers on the left (the bottom row is 1), column letters underneath.
+    const label = (text) => {
+      const span = document.createElement("span");
+      span.dataset.coord = text;
+      span.textContent = text;
+      return span;
+    };
+    $("ranks").replaceChildren(...Array.from({ length: state.rows }, (_, r) => label(rowName(r))));
+    $("files").replaceChildren(...Array.from({ length: state.cols }, (_, c) => label(columnName(c))));
     board.setAttribute("aria-label", `Board, ${state.rows} rows by ${state.cols} columns; arrow keys move, Enter plays`);
     for (let r = 0; r < state.rows; r++) {
       for (let c = 0; c < state.cols; c++) {
@@ -531,23 +645,29 @@
 
   function render() {
     const board = $("board");
+    // A ply of the review on the board instead of the game: its position, best and played move.
+    const viewed = reviewedPosition();
+    const shownBoard = viewed ? viewed.board : state.board;
+    const heat = state.heat && !viewed;
     const byCell = new Map();
-    if (state.heat && state.analysis) {
+    if (heat && state.analysis) {
       for (const entry of state.analysis) byCell.set(`${entry.move.row},${entry.move.col}`, entry);
     }
-    const best = state.heat && state.analysis && state.analysis.length ? state.analysis[0] : null;
+    // The best cell is the move of the same report the search panel shows, so they agree.
+    const best = heat && state.analysis && state.analysisMove;
     const spread = Math.max(0, ...(state.analysis || []).filter((e) => !e.outcome).map((e) => Math.abs(e.score)));
-    const ghosts = new Map(state.ghosts.map((g) => [`${g.row},${g.col}`, g]));
-    const winCells = new Set((state.result ? state.result.cells : []).map((m) => `${m.row},${m.col}`));
+    const ghosts = new Map(viewed ? [] : state.ghosts.map((g) => [`${g.row},${g.col}`, g]));
+    const winCells = new Set((state.result && !viewed ? state.result.cells : []).map((m) => `${m.row},${m.col}`));
+    const last = viewed ? viewed.last : state.last;
     for (const cell of board.children) {
       const r = Number(cell.dataset.row);
       const c = Number(cell.dataset.col);
       const key = `${r},${c}`;
-      const side = state.board[r][c];
+      const side = shownBoard[r][c];
       cell.textContent = side === "." ? "" : side;
       cell.className = "cell";
       if (side !== ".") cell.classList.add(`side-${side}`);
-      const legal = !state.result && isLegal(r, c);
+      const legal = !viewed && !state.result && isLegal(r, c);
       let words = side === "." ? (legal ? "empty" : "empty, not playable yet") : side;
       const entry = byCell.get(key);
       if (entry && side === ".") {
@@ -557,7 +677,7 @@
         cell.style.setProperty("--heat", entry.outcome ? "" : heatColour(entry.score, spread));
         cell.title = `${cellName({ row: r, col: c })}: ${heatWords(entry)} for ${state.toMove}`;
         words += `, ${heatWords(entry)}`;
-        if (best && best.move.row === r && best.move.col === c) cell.classList.add("best");
+        if (best && best.row === r && best.col === c) cell.classList.add("best");
       } else {
         delete cell.dataset.score;
         delete cell.dataset.label;
@@ -572,9 +692,17 @@
       } else {
         delete cell.dataset.ghost;
       }
-      if (state.last && state.last.row === r && state.last.col === c) cell.classList.add("last");
-      if (state.suggestion && state.suggestion.row === r && state.suggestion.col === c) cell.classList.add("suggested");
+      if (last && last.row === r && last.col === c) cell.classList.add("last");
+      if (!viewed && state.suggestion && state.suggestion.row === r && state.suggestion.col === c) cell.classList.add("suggested");
       if (winCells.has(key)) cell.classList.add("won");
+      const marks = viewed ? ["best", "played"].filter((k) => viewed[k].row === r && viewed[k].col === c) : [];
+      if (marks.length) {
+        cell.dataset.reviewMove = marks.join(" ");
+        for (const k of marks) cell.classList.add(`review-${k}`);
+        words += `, ${marks.join(" and ")} move of ply ${viewed.ply}`;
+      } else {
+        delete cell.dataset.reviewMove;
+      }
       cell.setAttribute("aria-label", `${cellName({ row: r, col: c })}: ${words}`);
     }
     if (gravity()) {
@@ -588,12 +716,14 @@
         if (entry) span.title = heatWords(entry);
       }
     }
-    board.dataset.analysis = state.heat && state.analysis ? "ready" : "none";
+    board.dataset.analysis = heat && state.analysis ? "ready" : "none";
     board.dataset.toMove = state.toMove;
     board.classList.toggle("editing", state.editing);
-    $("legend").hidden = !state.heat;
+    board.classList.toggle("reviewing", Boolean(viewed));
+    $("legend").hidden = !heat;
     $("heatmap").setAttribute("aria-pressed", String(state.heat));
     renderStatus();
+    if (viewed) setStatus(viewed.words);
   }
 
   function renderStatus() {
@@ -608,8 +738,11 @@
     delete board.dataset.result;
     if (state.editing) {
       setStatus(`Edit mode: click a cell to cycle empty → X → O. ${state.toMove} to move. Press Best move to ask, or Edit position again to play on.`);
+    } else if (state.settingsError) {
+      setStatus("Fix the setting marked in red to go on (the limits come from GET /games).");
     } else if (state.toMove === state.human && state.busy === 0) {
-      setStatus(`Your move (${state.human}).`);
+      const level = Number($("level").value);
+      setStatus(`Your move (${state.human}), against kibitz at ${level >= state.game.limits.max_level ? "full strength" : `level ${level}`}.`);
     }
   }
 
@@ -635,22 +768,36 @@
     return `${score >= 0 ? "+" : "−"}${v}`;
   }
 
+  /// The verdict in words; `who` is a side, "kibitz (O)" or "you (X)", and the verb agrees.
   function verdict(report, who) {
-    if (report.outcome === "win") return `${who} wins in ${plies(report.plies_to_end)}`;
-    if (report.outcome === "loss") return `${who} loses in ${plies(report.plies_to_end)} with best play`;
+    const you = who.startsWith("you");
+    if (report.outcome === "win") return `${who} ${you ? "win" : "wins"} in ${plies(report.plies_to_end)}`;
+    if (report.outcome === "loss") return `${who} ${you ? "lose" : "loses"} in ${plies(report.plies_to_end)} with best play`;
     if (report.outcome === "draw") return "draw with best play";
     return `${formatScore(report.score)} for ${who} (heuristic, not proven)`;
+  }
+
+  /// The depth-by-depth list is part of one search's report: emptied and hidden with it.
+  function clearLive() {
+    $("live").replaceChildren();
+    $("live").hidden = true;
+    $("live-title").hidden = true;
   }
 
   function clearReport() {
     $("report-empty").hidden = false;
     $("report-fields").hidden = true;
+    clearLive();
   }
 
-  function showReport(report, whoName) {
+  /// Shows one search's report, replacing everything of the one before: `what` says which
+  /// search it was; only a streamed search (`streamed`) keeps the depths it listed.
+  function showReport(report, whoName, what, streamed = false) {
     const who = whoName === "kibitz" ? `kibitz (${report.to_move})` : whoName === "you" ? `you (${report.to_move})` : report.to_move;
+    if (!streamed) clearLive();
     $("report-empty").hidden = true;
     $("report-fields").hidden = false;
+    $("r-search").textContent = what;
     $("r-verdict").textContent = verdict(report, who);
     $("r-move").textContent = cellName(report.move) + (report.cached ? " (from the answer cache)" : "");
     $("r-depth").textContent = report.depth;
@@ -667,9 +814,215 @@
     $("r-pv").textContent = report.pv.map(cellName).join(" ");
   }
 
+  // ---- Game review ----------------------------------------------------------------------
+
+  const MARK_WORDS = { best: "best", good: "good", inaccuracy: "inaccuracy", mistake: "mistake", blunder: "blunder" };
+
+  function clearReview() {
+    review.token++; // an answer still on its way is dropped
+    Object.assign(review, { game: null, start: null, moves: [], plies: [], first: null, shown: null });
+    $("review-plies").replaceChildren();
+    $("review-graph").replaceChildren();
+    $("review-status").textContent = "";
+    $("review-progress").hidden = true;
+    $("review-back").hidden = true;
+    $("review").dataset.state = "none";
+    showProblem($("review-problem"), null);
+  }
+
+  /// A pasted move list as cells from the empty board: cell names (`b2`, `a1`; rows from the
+  /// bottom), for Connect-4 column letters or 1-based column numbers, or the API's JSON list.
+  /// Move numbers (`1.`) are skipped. The server judges legality; a Connect-4 disc's row comes
+  /// from replaying the columns here.
+  function parseMoveList(text) {
+    const t = text.trim();
+    let items;
+    if (t.startsWith("[")) {
+      items = JSON.parse(t).map((m) => (typeof m === "number" ? { col: m } : { row: m.row, col: m.col }));
+    } else {
+      items = t.split(/[\s,;]+/).filter((w) => w && !/^\d+\.$/.test(w)).map((w) => {
+        const word = w.toLowerCase();
+        if (gravity() && /^[a-z]$/.test(word)) return { col: word.charCodeAt(0) - 97 };
+        if (gravity() && /^\d+$/.test(word)) return { col: Number(word) - 1 };
+        const m = /^([a-z])(\d+)$/.exec(word);
+        if (!m) throw new Error(`"${w}" is not a move: write cells as ${gravity() ? "column letters (d) or numbers (4)" : "a1, b2, ..."}`);
+        return { row: state.rows - Number(m[2]), col: m[1].charCodeAt(0) - 97 };
+      });
+    }
+    if (!gravity()) return items;
+    const heights = Array(state.cols).fill(state.rows - 1);
+    return items.map(({ col }) => ({ row: heights[col]--, col }));
+  }
+
+  function reviewPasted() {
+    let moves;
+    try {
+      moves = parseMoveList($("review-moves-text").value);
+    } catch (error) {
+      clearReview();
+      showProblem($("review-problem"), new Problem({ title: "The move list cannot be read", detail: error.message }, 0));
+      return;
+    }
+    startReview({ board: emptyBoard(), toMove: "X" }, moves);
+  }
+
+  /// Reviews `moves` played from `start` with POST /review as a stream: each ply is listed as
+  /// it is judged, then the whole answer replaces the list and the graph is drawn.
+  async function startReview(start, moves) {
+    clearReview();
+    if (!moves.length) {
+      $("review-status").textContent = "No moves to review yet: play some, or paste a move list.";
+      return;
+    }
+    if (!settingsOk()) return;
+    const token = review.token;
+    Object.assign(review, {
+      game: state.game.name, rows: state.rows, cols: state.cols,
+      start: { board: start.board.map((r) => r.slice()), toMove: start.toMove }, moves: moves.map((m) => ({ ...m })),
+    });
+    const body = {
+      game: state.game.name,
+      board: start.board.map((row) => row.join("")),
+      to_move: start.toMove,
+      moves: moves.map((m) => (gravity() ? m.col : { row: m.row, col: m.col })),
+    };
+    if (state.game.rules.length > 0) body.rules = { ...state.rules };
+    const progress = $("review-progress");
+    progress.max = moves.length;
+    progress.value = 0;
+    progress.hidden = false;
+    const status = $("review-status");
+    status.textContent = `Reviewing ${moves.length} plies…`;
+    $("review").dataset.state = "running";
+    try {
+      const answer = await callStream("/review", body, (name, ply) => {
+        if (token !== review.token || name !== "ply") return;
+        review.plies.push(ply);
+        progress.value = review.plies.length;
+        status.textContent = `Reviewing… ply ${review.plies.length} of ${moves.length} judged.`;
+        listPlies();
+      }, "review");
+      if (token !== review.token) return;
+      review.plies = answer.plies;
+      review.first = answer.first_outcome_change;
+      progress.hidden = true;
+      const change = review.first ? ` The outcome first changed at ply ${review.first.ply} (${review.first.player}): ${review.first.change}.` : " The proven outcome never changed.";
+      const left = answer.complete ? "" : ` Stopped early (${answer.incomplete.reason}): ${answer.incomplete.plies_left} plies not judged.`;
+      status.textContent = `${answer.plies.length} plies reviewed in ${Math.round(answer.elapsed_ms)} ms.${change}${left}`;
+      listPlies();
+      drawReviewGraph();
+      $("review").dataset.state = "done";
+    } catch (problem) {
+      if (token !== review.token) return;
+      $("review").dataset.state = "failed";
+      progress.hidden = true;
+      status.textContent = "";
+      showProblem($("review-problem"), problem);
+    }
+  }
+
+  function plyWords(p) {
+    const proven = (outcome, n) => (outcome === "draw" ? "draw" : outcome ? `${outcome} in ${n}` : null);
+    const played = proven(p.played_outcome, p.played_plies_to_end);
+    return `${MARK_WORDS[p.mark] || p.mark}${p.outcome_change ? `: ${p.outcome_change}` : played ? ` (${played})` : ""}`;
+  }
+
+  function listPlies() {
+    const list = $("review-plies");
+    list.replaceChildren(...review.plies.map((p, i) => {
+      const item = document.createElement("li");
+      item.dataset.ply = p.ply;
+      item.dataset.cell = `${p.played.row},${p.played.col}`;
+      item.dataset.mark = p.mark;
+      item.className = `mark-${p.mark}`;
+      if (review.first && review.first.ply === p.ply) item.dataset.firstChange = "";
+      if (review.shown === i) item.classList.add("shown");
+      const button = document.createElement("button");
+      button.type = "button";
+      const best = p.best.row === p.played.row && p.best.col === p.played.col ? "" : `, best ${cellName(p.best)}`;
+      button.textContent = `${p.ply}. ${p.player} ${cellName(p.played)}`;
+      button.addEventListener("click", () => showPly(i));
+      const words = document.createElement("span");
+      words.textContent = ` ${plyWords(p)}${best}`;
+      item.append(button, words);
+      return item;
+    }));
+  }
+
+  /// The position before ply `i` of the review, with its best and played move and words for
+  /// the status line; null when the game is on the board.
+  function reviewedPosition() {
+    const i = review.shown;
+    if (i === null || !review.plies[i]) return null;
+    const board = review.start.board.map((r) => r.slice());
+    let side = review.start.toMove;
+    for (const m of review.moves.slice(0, i)) {
+      board[m.row][m.col] = side;
+      side = other(side);
+    }
+    const p = review.plies[i];
+    const words = `Review, ply ${p.ply}: ${p.player} played ${cellName(p.played)} (${plyWords(p)}); ` +
+      `the best was ${cellName(p.best)}. Back to the game to play on.`;
+    return { board, best: p.best, played: p.played, ply: p.ply, last: i > 0 ? review.moves[i - 1] : null, words };
+  }
+
+  /// Shows ply `i` of the review on the board, or the game again (null).
+  function showPly(i) {
+    review.shown = i;
+    $("review-back").hidden = i === null;
+    for (const item of $("review-plies").children) item.classList.toggle("shown", Number(item.dataset.ply) === (i === null ? -1 : i + 1));
+    render();
+  }
+
+  /// The score over the game from X's view, one point per ply (the position after it, as the
+  /// mover's played score said) after the start (ply 1's best score): proven results at the
+  /// top and bottom, heuristic ones squeezed by tanh so one big score does not flatten the rest.
+  function drawReviewGraph() {
+    const holder = $("review-graph");
+    holder.replaceChildren();
+    const plies = review.plies;
+    if (!plies.length) return;
+    const unit = Math.max(state.game.level_unit || 20, 1) * 4;
+    const xView = (score, player) => (player === "X" ? score : -score);
+    const level = (v) => (Math.abs(v) > PROVEN ? Math.sign(v) : 0.85 * Math.tanh(v / unit));
+    const values = [level(xView(plies[0].best_score, plies[0].player)), ...plies.map((p) => level(xView(p.played_score, p.player)))];
+    const width = 360;
+    const height = 150;
+    const left = 34;
+    const top = 10;
+    const plotH = height - top - 22;
+    const step = (width - left - 8) / Math.max(plies.length, 1);
+    const x = (k) => left + k * step;
+    const y = (v) => top + plotH / 2 - (v * plotH) / 2;
+    const svg = svgElement("svg", {
+      viewBox: `0 0 ${width} ${height}`,
+      role: "img",
+      "aria-label": "The score over the game, from X's view: up is good for X",
+      class: "review-svg",
+    });
+    for (const [v, text] of [[1, "X wins"], [0, "even"], [-1, "O wins"]]) {
+      svg.appendChild(svgElement("line", { x1: left, x2: width - 4, y1: y(v), y2: y(v), class: v ? "grid" : "zero" }));
+      svg.appendChild(svgElement("text", { x: left - 3, y: y(v) + 3, class: "axis", "text-anchor": "end" }, text.split(" ")[0]));
+    }
+    if (review.first) {
+      const fx = x(review.first.ply);
+      svg.appendChild(svgElement("line", { x1: fx, x2: fx, y1: top, y2: top + plotH, class: "first-change" }));
+    }
+    svg.appendChild(svgElement("polyline", { points: values.map((v, k) => `${x(k)},${y(v)}`).join(" "), class: "score-line" }));
+    plies.forEach((p, i) => {
+      const dot = svgElement("circle", { cx: x(i + 1), cy: y(values[i + 1]), r: 4.5, class: `dot mark-${p.mark}`, "data-graph-ply": p.ply });
+      dot.appendChild(svgElement("title", {}, `ply ${p.ply}, ${p.player} ${cellName(p.played)}: ${plyWords(p)}`));
+      dot.addEventListener("click", () => showPly(i));
+      svg.appendChild(dot);
+    });
+    svg.appendChild(svgElement("text", { x: left + (width - left) / 2, y: height - 4, class: "axis", "text-anchor": "middle" }, `ply (1 to ${plies.length}); a dot's colour is its mark`));
+    holder.appendChild(svg);
+  }
+
   // ---- Minimax against alpha-beta -------------------------------------------------------
 
   async function compare() {
+    if (!settingsOk()) return;
     const chart = $("compare-chart");
     if (outcome(state.board)) {
       chart.textContent = "The game is over: there is nothing to search.";
@@ -768,16 +1121,10 @@
 
   // ---- Settings and game selection -------------------------------------------------------
 
+  /// The settings into the state; checkSettings has accepted them.
   function readSetup() {
-    const info = state.game.board;
-    const clamp = (v, lo, hi, d) => {
-      const n = Math.round(Number(v));
-      return Number.isFinite(n) ? Math.min(Math.max(n, lo), hi) : d;
-    };
-    state.rows = clamp($("rows").value, info.min_rows, info.max_rows, info.default_rows);
-    state.cols = clamp($("cols").value, info.min_cols, info.max_cols, info.default_cols);
-    $("rows").value = state.rows;
-    $("cols").value = state.cols;
+    state.rows = Number($("rows").value);
+    state.cols = Number($("cols").value);
     state.human = $("human").value;
     state.rules = {};
     for (const rule of state.game.rules) {
@@ -823,6 +1170,39 @@
     }
     const budgetInput = $("budget");
     budgetInput.max = state.game.limits.max_budget_ms;
+    buildLevels();
+  }
+
+  /// What a level means in this game, from GET /games, for the level control's tooltip.
+  function levelWords(entry) {
+    if (entry.level >= state.game.limits.max_level) {
+      return `Level ${entry.level}: full strength (the API's default), kibitz's whole search within the budget.`;
+    }
+    const pct = (x) => `${+(x * 100).toFixed(1)}%`;
+    return `Level ${entry.level}: looks at most ${plies(entry.max_depth)} ahead with ${pct(entry.budget_share)} of the budget, ` +
+      `then draws its move among the near-best (softmax temperature ${entry.temperature} × ${state.game.level_unit} points), ` +
+      `and ${pct(entry.blunder)} of its moves are a plausible mistake instead.`;
+  }
+
+  /// The level control: 1 to 10, each the API's `level` of the same number (10 is full
+  /// strength), with what it means in this game as the tooltip.
+  function buildLevels() {
+    const select = $("level");
+    const chosen = select.value || String(state.game.limits.max_level);
+    select.replaceChildren(...state.game.levels.map((entry) => {
+      const option = document.createElement("option");
+      option.value = entry.level;
+      option.textContent = entry.level >= state.game.limits.max_level ? `${entry.level} (full strength)` : String(entry.level);
+      option.title = levelWords(entry);
+      return option;
+    }));
+    select.value = chosen;
+    levelTooltip();
+  }
+
+  function levelTooltip() {
+    const entry = state.game.levels.find((l) => String(l.level) === $("level").value);
+    $("level-label").title = entry ? `${levelWords(entry)} Applies to kibitz's moves; the heat map and Best move are always full strength.` : "";
   }
 
   function selectGame(name) {
@@ -838,6 +1218,7 @@
     }
     state.game = state.games.get(name);
     if (state.editing) toggleEditOff();
+    clearReview();
     buildSetup();
     $("compare-chart").textContent = "";
     $("compare-table").hidden = true;
@@ -897,6 +1278,9 @@
       if (state.heat && !state.analysis && (state.editing || (!state.result && state.toMove === state.human))) analyse();
     });
     $("compare-run").addEventListener("click", compare);
+    $("review-run").addEventListener("click", () => startReview(state.start, state.moves));
+    $("review-pasted").addEventListener("click", reviewPasted);
+    $("review-back").addEventListener("click", () => showPly(null));
     $("copy-curl").addEventListener("click", () => copy($("request-curl").textContent, "curl command"));
     $("copy-json").addEventListener("click", () => {
       $("request-json").hidden = false;
@@ -904,10 +1288,17 @@
     });
     $("setup").addEventListener("change", () => newGame());
     $("setup").addEventListener("submit", (event) => event.preventDefault());
-    $("budget").addEventListener("change", (event) => {
-      event.stopPropagation();
-      updateRequestPanel();
-    });
+    // Budget, level and seed apply from kibitz's next move on, without a new game.
+    for (const id of ["budget", "seed", "level"]) {
+      $(id).addEventListener("change", (event) => {
+        event.stopPropagation();
+        if (id === "level") levelTooltip();
+        if (!settingsOk()) return;
+        updateRequestPanel();
+        renderStatus();
+        if (!state.result && !state.editing && state.toMove === engineSide() && state.busy === 0) engineMove();
+      });
+    }
     $("human").addEventListener("change", (event) => {
       event.stopPropagation();
       state.human = $("human").value;

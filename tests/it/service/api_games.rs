@@ -177,3 +177,41 @@ async fn games_lists_all_three_games_and_points_to_the_tree() {
     assert_eq!(names, ["tictactoe", "connect4", "gomoku"]);
     assert_eq!(reply.body["tree"]["route"], "/tree");
 }
+
+#[tokio::test]
+async fn games_says_what_each_level_means_in_each_game() {
+    let reply = get(&state(), "/games").await;
+    for game in reply.body["games"].as_array().unwrap() {
+        let name = game["name"].as_str().unwrap();
+        let levels = game["levels"].as_array().unwrap();
+        let numbers: Vec<u64> = levels
+            .iter()
+            .map(|l| l["level"].as_u64().unwrap())
+            .collect();
+        assert_eq!(numbers, (1..=10).collect::<Vec<_>>(), "{name}");
+        // Level 10 is the full search: no cap of its own, the whole budget, no draw.
+        assert_eq!(
+            levels[9],
+            json!({"level": 10, "max_depth": null, "budget_share": 1.0, "temperature": 0.0,
+                   "blunder": 0.0}),
+            "{name}"
+        );
+        assert!(game["level_unit"].as_u64().unwrap() > 0, "{name}");
+    }
+    // The tables of docs/api.md, "Strength levels": Connect-4's caps are 1..=9 plies, the
+    // others' 1, 2, 2, 2, 3, 3, 4, 5, 6; level 1 draws at temperature 12 and blunders 60%.
+    let caps = |name: &str| -> Vec<u64> {
+        let games = reply.body["games"].as_array().unwrap();
+        let game = games.iter().find(|g| g["name"] == name).unwrap();
+        game["levels"].as_array().unwrap()[..9]
+            .iter()
+            .map(|l| l["max_depth"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(caps("connect4"), (1..=9).collect::<Vec<_>>());
+    assert_eq!(caps("gomoku"), [1, 2, 2, 2, 3, 3, 4, 5, 6]);
+    let tictactoe = &reply.body["games"][0];
+    assert_eq!(tictactoe["levels"][0]["temperature"], 12.0);
+    assert_eq!(tictactoe["levels"][0]["blunder"], 0.6);
+    assert_eq!(tictactoe["level_unit"], 10);
+}
