@@ -43,6 +43,22 @@ pub async fn post_events(url: &str, body: &Value) -> EventReader {
     }
 }
 
+/// GETs `url` asking for an event stream.
+pub async fn get_events(url: &str) -> EventReader {
+    let sent = Instant::now();
+    let response = reqwest::Client::new()
+        .get(url)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .expect("the request is sent");
+    EventReader {
+        response,
+        buffer: String::new(),
+        sent,
+    }
+}
+
 impl EventReader {
     pub fn status(&self) -> u16 {
         self.response.status().as_u16()
