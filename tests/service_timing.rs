@@ -268,12 +268,12 @@ async fn with_redis_hung_replicas_answer_within_budget_plus_10_ms_without_errors
     );
 }
 
-/// A 15x15 gomoku board with two stones placed by `i` (distinct for `i` < 150): a position
+/// A 15x15 gomoku board with two stones placed by `i` (distinct for `i` < 1500): a position
 /// whose search runs to its deadline, and that no cache has seen.
 fn gomoku_pair(i: usize) -> Vec<String> {
     let mut rows = vec![vec!['.'; 15]; 15];
-    rows[3 + i % 10][3 + i / 10 % 9] = 'X';
-    rows[7][12 - i / 90] = 'O';
+    rows[3 + i % 10][3 + i / 10 % 10] = 'X';
+    rows[0][i / 100] = 'O';
     rows.into_iter().map(String::from_iter).collect()
 }
 
@@ -330,7 +330,7 @@ async fn move_p99_stays_within_budget_plus_10_ms_while_a_batch_runs() {
         percentile(&busy, 99),
     );
     assert!(
-        done > 20 && done < 400,
+        done > 5 && done < 400,
         "the batch ran all along: {done} done"
     );
     assert!(
