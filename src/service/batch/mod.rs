@@ -493,8 +493,8 @@ impl Item {
             }
         }
         let heartbeat = (settings.reclaim_idle / 3).max(Duration::from_millis(30));
-        let running = self.runner.run(&delivery);
-        tokio::pin!(running);
+        // Boxed, so that dropping it (a release) drops the search, which cancels it.
+        let mut running = self.runner.run(&delivery);
         let outcome = loop {
             tokio::select! {
                 outcome = &mut running => break Some(outcome),

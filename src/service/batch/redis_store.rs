@@ -59,6 +59,9 @@ fn client_key(client: &str) -> String {
     format!("{PREFIX}:client:{client}")
 }
 
+/// A batch's `total`, `cancelled` and `started`, as read.
+type MetaFlags = (Option<String>, Option<String>, Option<String>);
+
 /// The Redis store (see the module doc).
 pub struct RedisStore {
     client: redis::Client,
@@ -381,18 +384,17 @@ impl RedisStore {
     async fn wanted_now(&self, delivery: &Delivery) -> Result<bool, BatchError> {
         let mut connection = self.calls()?;
         let meta = meta_key(&delivery.batch);
-        let (flags, stored): ((Option<String>, Option<String>, Option<String>), bool) =
-            redis::pipe()
-                .cmd("HMGET")
-                .arg(&meta)
-                .arg("total")
-                .arg("cancelled")
-                .arg("started")
-                .cmd("HEXISTS")
-                .arg(results_key(&delivery.batch))
-                .arg(delivery.index)
-                .query_async(&mut connection)
-                .await?;
+        let (flags, stored): (MetaFlags, bool) = redis::pipe()
+            .cmd("HMGET")
+            .arg(&meta)
+            .arg("total")
+            .arg("cancelled")
+            .arg("started")
+            .cmd("HEXISTS")
+            .arg(results_key(&delivery.batch))
+            .arg(delivery.index)
+            .query_async(&mut connection)
+            .await?;
         let (total, cancelled, started) = flags;
         if total.is_none() || cancelled.as_deref() == Some("1") || stored {
             return Ok(false);

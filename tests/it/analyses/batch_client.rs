@@ -9,14 +9,11 @@ use serde_json::{Value, json};
 
 /// A Connect-4 position after `opening` (columns), as a `/move` body without a budget.
 pub fn connect4_move(opening: &[usize]) -> Value {
-    let mut rows = vec![vec!['.'; 7]; 6];
-    let mut heights = [0usize; 7];
-    for (ply, &col) in opening.iter().enumerate() {
-        rows[5 - heights[col]][col] = if ply % 2 == 0 { 'X' } else { 'O' };
-        heights[col] += 1;
+    let mut body = crate::redis_support::connect4_request(opening);
+    if let Some(fields) = body.as_object_mut() {
+        fields.remove("max_depth");
     }
-    let board: Vec<String> = rows.into_iter().map(String::from_iter).collect();
-    json!({"game": "connect4", "board": board})
+    body
 }
 
 /// A tic-tac-toe game of three moves, distinct by `i` (< 504), as a `/review` body.

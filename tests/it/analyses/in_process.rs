@@ -32,7 +32,12 @@ async fn a_batch_without_redis_is_answered_in_process_every_item_once_in_order()
     assert_eq!(accepted["status"], "queued");
     assert_eq!(accepted["total"], 24);
     assert_eq!(accepted["results"], json!([]));
-    let done = until_finished(&[base.clone()], &location, Duration::from_secs(20)).await;
+    let done = until_finished(
+        std::slice::from_ref(&base),
+        &location,
+        Duration::from_secs(20),
+    )
+    .await;
     assert_eq!(done["status"], "done");
     let replicas = exactly_once(&done, 24);
     assert_eq!(replicas.into_iter().collect::<Vec<_>>(), ["solo"]);
@@ -208,7 +213,12 @@ async fn an_analysis_is_gone_once_its_results_expire() {
     assert_eq!(status, 404);
     let body = json!({"items": mixed_items(2), "budget_ms": 10});
     let (_, _, location) = submit(&base, &body, None).await;
-    until_finished(&[base.clone()], &location, Duration::from_secs(5)).await;
+    until_finished(
+        std::slice::from_ref(&base),
+        &location,
+        Duration::from_secs(5),
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let (status, problem) = get(&base, &location).await;
     assert_eq!(status, 404, "{problem}");
