@@ -130,6 +130,52 @@ pub struct Config {
     #[arg(long, env = "KIBITZ_REDIS_MAX_VALUE_BYTES", default_value_t = 64 * 1024)]
     pub redis_max_value_bytes: usize,
 
+    /// Most items (positions and games) in one `POST /analyses` batch; more get 422.
+    #[arg(long, env = "KIBITZ_BATCH_MAX_ITEMS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_max_items: u64,
+
+    /// Most search time one batch may ask for, in ms: the sum of its items' budgets (a game's
+    /// is its whole review's); more gets 422.
+    #[arg(
+        long,
+        env = "KIBITZ_BATCH_MAX_TOTAL_BUDGET_MS",
+        default_value_t = 600_000
+    )]
+    pub batch_max_total_budget_ms: u64,
+
+    /// Batches one client (its `X-Client-Id` header, else all anonymous clients together) may
+    /// have queued or running at once; one more gets 429.
+    #[arg(long, env = "KIBITZ_BATCH_MAX_IN_FLIGHT", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_max_in_flight: u64,
+
+    /// Seconds a batch's status and results are kept after its last result (then 404).
+    #[arg(long, env = "KIBITZ_BATCH_RESULT_TTL_S", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_result_ttl_s: u64,
+
+    /// Largest `POST /analyses` body, in bytes (a position is about 300 bytes of JSON).
+    #[arg(long, env = "KIBITZ_BATCH_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub batch_max_body_bytes: usize,
+
+    /// Times a batch item is handed to a worker before it is marked `failed` (a replica that
+    /// died holding it, a search that panicked, an entry that does not decode).
+    #[arg(long, env = "KIBITZ_BATCH_MAX_ATTEMPTS", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_max_attempts: u64,
+
+    /// Milliseconds a batch item held by a replica that stopped answering for it (no
+    /// heartbeat) waits before another replica takes it over (Redis only).
+    #[arg(long, env = "KIBITZ_BATCH_RECLAIM_IDLE_MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub batch_reclaim_idle_ms: u64,
+
+    /// Search workers batch items leave idle for `POST /move` and `/review` (at most the
+    /// workers less one: a one-worker replica still analyses batches when idle).
+    #[arg(long, env = "KIBITZ_BATCH_SPARE_WORKERS", default_value_t = 1)]
+    pub batch_spare_workers: usize,
+
+    /// This replica's name in batch results (`replica`) and as a Redis consumer; default:
+    /// the host name and the port.
+    #[arg(long, env = "KIBITZ_REPLICA_NAME")]
+    pub replica_name: Option<String>,
+
     /// Origins allowed by CORS, comma-separated; `*` allows any; empty sends no CORS headers.
     #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
@@ -188,6 +234,25 @@ impl Config {
         (self.worker_count() > cores).then_some((self.worker_count(), cores))
     }
 
+    /// Workers batch items may use: all but the spare ones, at least one.
+    pub fn batch_workers(&self) -> usize {
+        let workers = self.worker_count();
+        workers - self.batch_spare_workers.min(workers - 1)
+    }
+
+    /// The replica's name: the configured one, or the host name and the port.
+    pub fn replica(&self) -> String {
+        self.replica_name.clone().unwrap_or_else(|| {
+            let host = std::env::var("HOSTNAME")
+                .ok()
+                .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "kibitz".to_owned());
+            format!("{host}:{}", self.addr.port())
+        })
+    }
+
     /// Connections to serve at once for a process allowed `descriptors` open files: the
     /// configured number, or all but 64 descriptors (kept for the listener, logs and the
     /// like), at most 4096, at least 1.
@@ -239,6 +304,15 @@ impl Config {
             redis_timeout_ms: 5,
             redis_ttl_s: 3600,
             redis_max_value_bytes: 64 * 1024,
+            batch_max_items: 1000,
+            batch_max_total_budget_ms: 600_000,
+            batch_max_in_flight: 4,
+            batch_result_ttl_s: 3600,
+            batch_max_body_bytes: 4 * 1024 * 1024,
+            batch_max_attempts: 3,
+            batch_reclaim_idle_ms: 5_000,
+            batch_spare_workers: 1,
+            replica_name: None,
         }
     }
 }

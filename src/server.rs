@@ -32,9 +32,11 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tracing_subscriber::EnvFilter;
 
+use crate::api::analyses::Runner;
 use crate::api::{AppState, app};
 use crate::config::{Config, LogFormat};
 use crate::service::Service;
+use crate::service::batch::Batches;
 use crate::service::metrics::{GaugeGuard, Metrics};
 
 /// Largest read buffer of a connection, hence also the largest request head (hyper answers
@@ -75,8 +77,10 @@ pub fn raise_descriptor_limit() -> u64 {
 /// Builds the service and the state the router needs.
 pub fn build_state(config: Config) -> std::io::Result<AppState> {
     let metrics = Arc::new(Metrics::new());
+    let batches = Batches::from_config(&config, metrics.batch.clone())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let service = Service::new(&config, metrics)?;
-    Ok(AppState::new(service, config))
+    Ok(AppState::new(service, batches, config))
 }
 
 /// Serves `state` on `listener` until `shutdown` completes, then drains (see the module doc).
@@ -90,6 +94,12 @@ pub async fn serve(
     let config = Arc::clone(&state.config);
     let ready = Arc::clone(&state.ready);
     let service = state.service.clone();
+    // Batch items run on this replica's idle workers until the shutdown.
+    let consumers = Arc::new(
+        state
+            .batches
+            .start(service.pool().clone(), Runner::new(state.clone())),
+    );
     let router = app(state);
     let connections = Arc::new(Semaphore::new(max_connections.max(1)));
     let graceful = GracefulShutdown::new();
@@ -101,9 +111,11 @@ pub async fn serve(
 
     // Phase 1: serve until SIGTERM, then on through the drain with `/readyz` at 503.
     let drain_ms = config.drain_ms;
+    let taking = Arc::clone(&consumers);
     let stop_accepting = async move {
         shutdown.await;
         ready.store(false, Ordering::Relaxed);
+        taking.stop_taking();
         tracing::info!(
             drain_ms,
             "shutdown: /readyz answers 503; still serving during the drain"
@@ -164,9 +176,13 @@ pub async fn serve(
         timeout_ms = config.shutdown_timeout_ms,
         "shutdown: not accepting; finishing requests in flight"
     );
-    let finished = graceful.shutdown();
-    tokio::pin!(finished);
     let timeout = Duration::from_millis(config.shutdown_timeout_ms);
+    // Batch items held finish in the same time as requests, or go back to the queue.
+    let finished = futures_util::future::join(
+        graceful.shutdown(),
+        consumers.drain(timeout.saturating_sub(Duration::from_millis(500))),
+    );
+    tokio::pin!(finished);
     if tokio::time::timeout(timeout, &mut finished).await.is_err() {
         // Phase 3: stop what still runs; give those answers a moment to be written.
         let stopped = service.cancel_all();

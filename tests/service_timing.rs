@@ -267,3 +267,75 @@ async fn with_redis_hung_replicas_answer_within_budget_plus_10_ms_without_errors
         "{metrics}"
     );
 }
+
+/// A 15x15 gomoku board with two stones placed by `i` (distinct for `i` < 1500): a position
+/// whose search runs to its deadline, and that no cache has seen.
+fn gomoku_pair(i: usize) -> Vec<String> {
+    let mut rows = vec![vec!['.'; 15]; 15];
+    rows[3 + i % 10][3 + i / 10 % 10] = 'X';
+    rows[0][i / 100] = 'O';
+    rows.into_iter().map(String::from_iter).collect()
+}
+
+/// `n` `/move` requests at a 100 ms budget, one after another; their latencies, sorted.
+async fn move_latencies(replica: &Replica, first: usize, n: usize) -> Vec<Duration> {
+    let mut took = Vec::with_capacity(n);
+    for i in first..first + n {
+        let body = json!({"game": "gomoku", "board": gomoku_pair(i), "budget_ms": 100});
+        let (status, answer, elapsed) = replica.post_move(&body).await;
+        assert_eq!(status, 200, "{answer}");
+        took.push(elapsed);
+    }
+    took.sort_unstable();
+    took
+}
+
+/// The `p`-th percentile (0 to 100) of sorted `samples`.
+fn percentile(samples: &[Duration], p: usize) -> Duration {
+    samples[(samples.len() * p).div_ceil(100).clamp(1, samples.len()) - 1]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn move_p99_stays_within_budget_plus_10_ms_while_a_batch_runs() {
+    let _serial = SERIAL.lock().await;
+    let redis = Redis::start();
+    // Two workers: batch items take one (KIBITZ_BATCH_SPARE_WORKERS=1 leaves the other idle).
+    let replica = Replica::start_with(&redis.url(), &[("KIBITZ_WORKERS", "2")]).await;
+    let quiet = move_latencies(&replica, 0, 40).await;
+    let items: Vec<_> = (0..400)
+        .map(|i| json!({"move": {"game": "gomoku", "board": gomoku_pair(200 + i)}}))
+        .collect();
+    let response = reqwest::Client::new()
+        .post(replica.url("/analyses"))
+        .json(&json!({"items": items, "budget_ms": 20, "priority": "high"}))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(response.status(), 202);
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let busy = move_latencies(&replica, 40, 40).await;
+    let status: serde_json::Value = reqwest::get(replica.url(&location))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let done = status["done"].as_u64().unwrap();
+    println!(
+        "/move at 100 ms: p50 {:?} p99 {:?} alone; p50 {:?} p99 {:?} with a batch running \
+         ({done} of 400 items done meanwhile)",
+        percentile(&quiet, 50),
+        percentile(&quiet, 99),
+        percentile(&busy, 50),
+        percentile(&busy, 99),
+    );
+    assert!(
+        done > 5 && done < 400,
+        "the batch ran all along: {done} done"
+    );
+    assert!(
+        percentile(&busy, 99) <= Duration::from_millis(110),
+        "p99 {:?} with a batch running",
+        percentile(&busy, 99)
+    );
+}

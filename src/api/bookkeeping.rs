@@ -171,7 +171,8 @@ thread_local! {
 
 /// A random (version 4) UUID: SipHash under this thread's secret keys of a count, a
 /// pseudo-random function, so ids are unpredictable and distinct without a system call each.
-fn new_request_id() -> HeaderValue {
+/// Request ids and batch analysis ids (`api::analyses`) are drawn from it.
+pub fn random_uuid() -> uuid::Uuid {
     let bytes = ID_SOURCE.with(|(keys, count)| {
         let n = count.get();
         count.set(n.wrapping_add(1));
@@ -179,7 +180,12 @@ fn new_request_id() -> HeaderValue {
         let low = u128::from(keys.hash_one((n, 1u8)));
         (high << 64 | low).to_le_bytes()
     });
-    let uuid = uuid::Builder::from_random_bytes(bytes).into_uuid();
+    uuid::Builder::from_random_bytes(bytes).into_uuid()
+}
+
+/// A new request id: a [`random_uuid`] as text.
+fn new_request_id() -> HeaderValue {
+    let uuid = random_uuid();
     let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
     let text = uuid.hyphenated().encode_lower(&mut text);
     // Hex digits and hyphens are always a valid header value.

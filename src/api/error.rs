@@ -60,6 +60,18 @@ pub enum ApiError {
     /// The request itself arrived too slowly (`detail` says what and how long).
     #[error("{0}")]
     RequestTimeout(String),
+    /// A limit on this client's requests was hit (`detail` says which); retry after the delay.
+    #[error("{detail}")]
+    TooManyRequests {
+        detail: String,
+        retry_after: Duration,
+    },
+    /// No batch analysis has that id (never, or no longer: expired).
+    #[error(
+        "no analysis '{0}': unknown, or expired (results are kept KIBITZ_BATCH_RESULT_TTL_S \
+         after the last one)"
+    )]
+    UnknownAnalysis(String),
     #[error("the server is shutting down")]
     NotReady,
     /// Something broke inside; the cause is logged, the client gets a bare 500.
@@ -84,6 +96,8 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Overloaded { .. } | ApiError::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::UnknownAnalysis(_) => StatusCode::NOT_FOUND,
             ApiError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -105,7 +119,12 @@ impl ApiError {
                 "urn:kibitz:problem:unplayable",
                 "The request cannot be played",
             ),
-            ApiError::NotFound(_) => ("urn:kibitz:problem:not-found", "Not found"),
+            ApiError::NotFound(_) | ApiError::UnknownAnalysis(_) => {
+                ("urn:kibitz:problem:not-found", "Not found")
+            }
+            ApiError::TooManyRequests { .. } => {
+                ("urn:kibitz:problem:too-many-requests", "Too many requests")
+            }
             ApiError::MethodNotAllowed { .. } => (
                 "urn:kibitz:problem:method-not-allowed",
                 "Method not allowed",
@@ -129,6 +148,32 @@ impl ApiError {
                 pointer: pointer.into(),
                 message,
             }],
+        }
+    }
+
+    /// The same error about a part of a larger body: every pointer (and the detail) under
+    /// `prefix` (`/items/3` for a batch's fourth item).
+    pub fn under(self, prefix: &str) -> Self {
+        let place = |errors: Vec<FieldError>| -> Vec<FieldError> {
+            errors
+                .into_iter()
+                .map(|e| FieldError {
+                    pointer: format!("{prefix}{}", e.pointer),
+                    message: e.message,
+                })
+                .collect()
+        };
+        let name = prefix.trim_start_matches('/');
+        match self {
+            ApiError::BadRequest { detail, errors } => ApiError::BadRequest {
+                detail: format!("{name}: {detail}"),
+                errors: place(errors),
+            },
+            ApiError::Unplayable { detail, errors } => ApiError::Unplayable {
+                detail: format!("{name}: {detail}"),
+                errors: place(errors),
+            },
+            other => other,
         }
     }
 
@@ -196,7 +241,9 @@ impl IntoResponse for ApiError {
             json,
         )
             .into_response();
-        if let ApiError::Overloaded { retry_after, .. } = &self {
+        if let ApiError::Overloaded { retry_after, .. }
+        | ApiError::TooManyRequests { retry_after, .. } = &self
+        {
             let secs = retry_after.as_secs().max(1);
             if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, value);

@@ -49,10 +49,24 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
-        let declared = check_json(&request, state.config.max_body_bytes)?;
+        let bytes = read_held_body(request, state, state.config.max_body_bytes).await?;
+        parse(without_bom(&bytes)).map(ApiJson)
+    }
+}
+
+/// A JSON body of at most `limit` bytes, read once room for it is held among the bytes of
+/// bodies in flight (the checks of the module doc, in their order), and its room with it:
+/// the room is held for as long as the body is (dropped with it: see [`HeldBody`]).
+pub async fn read_held_body(
+    request: Request,
+    state: &AppState,
+    limit: usize,
+) -> Result<HeldBody, ApiError> {
+    {
+        let declared = check_json(&request, limit)?;
         // Room for the whole body, as declared (or as large as allowed when not declared),
         // held until it is parsed.
-        let room = declared.unwrap_or(state.config.max_body_bytes as u64);
+        let room = declared.unwrap_or(limit as u64);
         let _room = u32::try_from(room)
             .ok()
             .and_then(|bytes| {
@@ -69,13 +83,27 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
                 retry_after: Duration::from_secs(1),
             })?;
         let deadline = body_deadline(&request, state);
-        let bytes = read_body(request, state.config.max_body_bytes, deadline).await?;
-        parse(without_bom(&bytes)).map(ApiJson)
+        let bytes = read_body(request, limit, deadline).await?;
+        Ok(HeldBody { bytes, _room })
+    }
+}
+
+/// A body's bytes and the room they hold among the bytes in flight, released when dropped.
+pub struct HeldBody {
+    bytes: Bytes,
+    _room: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl std::ops::Deref for HeldBody {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.bytes
     }
 }
 
 /// `json` as one `T` and nothing after it but white space, or a 400 saying what is wrong where.
-fn parse<T: DeserializeOwned>(json: &[u8]) -> Result<T, ApiError> {
+pub fn parse<T: DeserializeOwned>(json: &[u8]) -> Result<T, ApiError> {
     // Tracking the path to every value costs on every request, and only a failure needs it:
     // parse plainly, and only a body that fails is parsed again to say where.
     let deserializer = &mut serde_json::Deserializer::from_slice(json);

@@ -4,6 +4,7 @@
 //! - [`move_response`]: its answer's body.
 //! - [`stream`]: `POST /move` as Server-Sent Events (live progress).
 //! - [`review`]: `POST /review`, a game judged ply by ply.
+//! - [`analyses`]: `/analyses`, batches of positions and games run by idle workers.
 //! - [`sse`]: what the streamed routes share: the `Accept` test and the event pump.
 //! - [`vocabulary`]: the JSON words every route shares (players, cells, whole numbers).
 //! - [`tree`]: `POST /tree`, the teaching tree evaluator.
@@ -17,6 +18,7 @@
 //! [`app`] builds the whole router from an [`AppState`], so tests drive it in process with
 //! `tower::ServiceExt::oneshot` and `main` serves the very same router.
 
+pub mod analyses;
 pub mod answer_bodies;
 pub mod bookkeeping;
 pub mod error;
@@ -46,6 +48,7 @@ use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 
 use crate::config::Config;
 use crate::service::Service;
+use crate::service::batch::Batches;
 use answer_bodies::AnswerBodies;
 use bookkeeping::BookkeepingLayer;
 
@@ -71,17 +74,21 @@ pub struct AppState {
     pub body_bytes: Arc<Semaphore>,
     /// The `/move` bodies of answers served from the answer cache, so each is serialised once.
     pub answer_bodies: Arc<AnswerBodies>,
+    /// Batch analyses (`/analyses`): their store and limits.
+    pub batches: Batches,
 }
 
 impl AppState {
-    pub fn new(service: Service, config: Config) -> Self {
+    pub fn new(service: Service, batches: Batches, config: Config) -> Self {
         AppState {
             service,
+            batches,
             tree_slots: Arc::new(Semaphore::new(config.worker_count())),
             body_bytes: Arc::new(Semaphore::new(
                 config
                     .max_body_bytes_in_flight
                     .max(config.max_body_bytes)
+                    .max(config.batch_max_body_bytes)
                     .min(Semaphore::MAX_PERMITS),
             )),
             config: Arc::new(config),
@@ -97,8 +104,16 @@ pub struct Arrival(pub Instant);
 
 /// The whole API.
 pub fn app(state: AppState) -> Router {
-    let routes: [(&'static str, MethodRouter<AppState>); 13] = [
+    let routes: [(&'static str, MethodRouter<AppState>); 15] = [
         ("/move", post(moves::suggest_move)),
+        (
+            "/analyses",
+            post(analyses::submit).get(analyses::queue_status),
+        ),
+        (
+            "/analyses/{id}",
+            get(analyses::status).delete(analyses::cancel),
+        ),
         ("/tree", post(tree::evaluate)),
         ("/review", post(review::review)),
         ("/games", get(meta::games)),
@@ -167,7 +182,7 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
     Some(
         CorsLayer::new()
             .allow_origin(allow)
-            .allow_methods([Method::GET, Method::POST])
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
             .allow_headers([header::CONTENT_TYPE, HeaderName::from_static(REQUEST_ID)])
             .expose_headers([HeaderName::from_static(REQUEST_ID), header::RETRY_AFTER])
             .max_age(Duration::from_secs(3600)),

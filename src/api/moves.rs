@@ -76,6 +76,33 @@ pub struct MoveRequest {
     pub deterministic: bool,
 }
 
+impl MoveRequest {
+    /// The service's query for this body, arriving at `arrival`.
+    pub fn into_query(self, arrival: Instant) -> MoveQuery {
+        MoveQuery {
+            game: self.game,
+            board: self.board,
+            to_move: self.to_move.map(Side::from),
+            budget_ms: self.budget_ms,
+            max_depth: self.max_depth,
+            max_nodes: self.max_nodes,
+            algorithm: match self.algorithm {
+                AlgorithmName::Alphabeta => Algorithm::AlphaBeta,
+                AlgorithmName::Minimax => Algorithm::Minimax,
+            },
+            analysis: self.analysis,
+            rules: self.rules,
+            style: crate::service::levels::PlayStyle {
+                level: self.level,
+                seed: self.seed,
+                deterministic: self.deterministic,
+            },
+            arrival,
+            progress: None,
+        }
+    }
+}
+
 /// `seed`: any whole number from 0 to 2^64 - 1, exactly (a seed that saturated would silently
 /// name another stream), or null. A number written with a zero fraction (`7.0`, `1e3`) is the
 /// whole number it equals, as JSON Schema's `integer` has it.
@@ -190,27 +217,7 @@ pub async fn suggest_move(
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
     let game_label = metrics::game_label(&request.game);
-    let mut query = MoveQuery {
-        game: request.game,
-        board: request.board,
-        to_move: request.to_move.map(Side::from),
-        budget_ms: request.budget_ms,
-        max_depth: request.max_depth,
-        max_nodes: request.max_nodes,
-        algorithm: match request.algorithm {
-            AlgorithmName::Alphabeta => Algorithm::AlphaBeta,
-            AlgorithmName::Minimax => Algorithm::Minimax,
-        },
-        analysis: request.analysis,
-        rules: request.rules,
-        style: crate::service::levels::PlayStyle {
-            level: request.level,
-            seed: request.seed,
-            deterministic: request.deterministic,
-        },
-        arrival,
-        progress: None,
-    };
+    let mut query = request.into_query(arrival);
     let events = streamed.then(|| {
         let (sender, events) = progress::channel();
         query.progress = Some(sender);

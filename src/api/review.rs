@@ -143,6 +143,32 @@ pub struct ReviewRequest {
     pub ply_budget_ms: Option<u64>,
 }
 
+impl ReviewRequest {
+    /// The service's query for this body, arriving at `arrival`.
+    pub fn into_query(self, arrival: Instant) -> ReviewQuery {
+        ReviewQuery {
+            game: self.game,
+            board: self.board,
+            to_move: self.to_move.map(Side::from),
+            rules: self.rules,
+            moves: self
+                .moves
+                .iter()
+                .map(|m| match *m {
+                    MoveJson::Column(col) => PlayedMove::Column(col),
+                    MoveJson::Cell(cell) => PlayedMove::Cell {
+                        row: cell.row,
+                        col: cell.col,
+                    },
+                })
+                .collect(),
+            budget_ms: self.budget_ms,
+            ply_budget_ms: self.ply_budget_ms,
+            arrival,
+        }
+    }
+}
+
 /// One ply of the answer.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlyJson {
@@ -274,26 +300,7 @@ pub async fn review(
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
     let game = metrics::game_label(&request.game);
-    let query = ReviewQuery {
-        game: request.game,
-        board: request.board,
-        to_move: request.to_move.map(Side::from),
-        rules: request.rules,
-        moves: request
-            .moves
-            .iter()
-            .map(|m| match *m {
-                MoveJson::Column(col) => PlayedMove::Column(col),
-                MoveJson::Cell(cell) => PlayedMove::Cell {
-                    row: cell.row,
-                    col: cell.col,
-                },
-            })
-            .collect(),
-        budget_ms: request.budget_ms,
-        ply_budget_ms: request.ply_budget_ms,
-        arrival,
-    };
+    let query = request.into_query(arrival);
     let service = state.service.clone();
     // Counted as abandoned (499) if the client goes away before the review ends.
     let record = RequestRecord::start(service.metrics(), RequestKind::Review, game, arrival);

@@ -11,12 +11,15 @@
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
 //! - [`levels`]: strength levels, seeds and deterministic answers.
+//! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
+//!   Streams) or queued in process.
 //!
 //! A move request flows: validate limits → parse rules and board → cache lookup → admission →
 //! search on a worker (one transposition table per game, shared by all requests) → cache store.
 //! A request whose future is dropped (the client went away) cancels its search through a drop
 //! guard, which frees the worker within a few hundred microseconds.
 
+pub mod batch;
 pub mod cache;
 pub mod games;
 pub mod latency;
@@ -414,6 +417,34 @@ impl Service {
         })
     }
 
+    /// What a move request asks for game `G`, checked as a search would need it: its limits,
+    /// rules, board and style; an error is the one the request is answered with.
+    fn check<G: ServedGame>(&self, query: &MoveQuery) -> Result<Checked<G>, ServiceError> {
+        let asked = self.check_limits(query)?;
+        let rules = G::parse_rules(query.rules.as_ref())?;
+        let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
+        let position = G::from_grid(&grid, query.to_move, &rules)?;
+        let style = levels::resolve(&query.style)?;
+        Ok(Checked {
+            asked,
+            rules,
+            grid,
+            position,
+            style,
+        })
+    }
+
+    /// Checks a move request for the game it names without answering it (a batch's items are
+    /// all checked before any is queued, each refused as a lone request would be); its budget
+    /// in ms when it could be answered.
+    pub async fn check_move(&self, query: &MoveQuery) -> Result<u64, ServiceError> {
+        with_game(CheckMove {
+            service: self,
+            query,
+        })
+        .await
+    }
+
     /// Answers a move request for the game it names (see [`Service::play`]).
     pub async fn dispatch(&self, query: MoveQuery) -> Result<Served, ServiceError> {
         with_game(Play {
@@ -434,11 +465,13 @@ impl Service {
         query: MoveQuery,
         runner: Runner<'_>,
     ) -> Result<Served, ServiceError> {
-        let asked = self.check_limits(&query)?;
-        let rules = G::parse_rules(query.rules.as_ref())?;
-        let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
-        let position = G::from_grid(&grid, query.to_move, &rules)?;
-        let style = levels::resolve(&query.style)?;
+        let Checked {
+            asked,
+            rules,
+            grid,
+            position,
+            style,
+        } = self.check::<G>(&query)?;
         let cacheable = style.cacheable(&query.style);
         // A deterministic search stops at a node limit, which is then part of the question.
         let max_nodes = if style.deterministic {
@@ -608,6 +641,41 @@ impl Service {
             cached: true,
             cached_from: Some(CacheTier::Shared),
         })
+    }
+}
+
+/// A move request checked for game `G` ([`Service::check`]).
+struct Checked<G: ServedGame> {
+    asked: AskedLimits,
+    rules: G::Rules,
+    grid: Grid,
+    position: G,
+    style: levels::Style,
+}
+
+/// [`Service::check_move`] as a [`GameTask`].
+struct CheckMove<'a> {
+    service: &'a Service,
+    query: &'a MoveQuery,
+}
+
+impl GameTask for CheckMove<'_> {
+    type Output = Result<u64, ServiceError>;
+
+    fn game(&self) -> &str {
+        &self.query.game
+    }
+
+    fn run<G: ServedGame>(self) -> impl Future<Output = Self::Output> + Send {
+        let checked = self
+            .service
+            .check::<G>(self.query)
+            .map(|checked| checked.asked.budget_ms);
+        std::future::ready(checked)
+    }
+
+    fn unknown(self) -> Self::Output {
+        Err(ServiceError::UnknownGame(self.query.game.clone()))
     }
 }
 

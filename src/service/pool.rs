@@ -108,6 +108,8 @@ struct Shared {
     /// Percent of its budget a job not guaranteed a worker may wait before it is shed.
     patience_percent: u32,
     metrics: Arc<Metrics>,
+    /// Woken whenever a job leaves the admitted set, for [`WorkerPool::until_idle_beyond`].
+    freed: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -129,6 +131,8 @@ impl Drop for Ticket {
         if let Some(i) = admitted.iter().position(|&(id, _)| id == self.id) {
             admitted.remove(i);
         }
+        drop(admitted);
+        self.shared.freed.notify_waiters();
     }
 }
 
@@ -163,6 +167,7 @@ impl WorkerPool {
             queue,
             patience_percent: u32::from(patience_percent),
             metrics,
+            freed: tokio::sync::Notify::new(),
         });
         for i in 0..workers {
             let receiver = Arc::clone(&receiver);
@@ -177,6 +182,29 @@ impl WorkerPool {
     /// Number of worker threads.
     pub fn workers(&self) -> usize {
         self.shared.workers
+    }
+
+    /// Workers with no admitted job now (running or queued for them).
+    pub fn idle_workers(&self) -> usize {
+        self.shared
+            .workers
+            .saturating_sub(self.shared.admitted().len())
+    }
+
+    /// Returns once more than `spare` workers are idle: background work (batch items) takes a
+    /// worker only then, so that interactive requests always find the `spare` ones free and
+    /// never queue behind it.
+    pub async fn until_idle_beyond(&self, spare: usize) {
+        loop {
+            // Registered before the test, so a job leaving between the two is not missed.
+            let freed = self.shared.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if self.idle_workers() > spare {
+                return;
+            }
+            freed.await;
+        }
     }
 
     /// Runs `work` on a worker if one can be had in time, and returns its result.
@@ -533,6 +561,21 @@ mod tests {
         assert_eq!(result, Err(PoolError::Panicked));
         let times = JobTimes::for_budget(Instant::now(), Duration::from_secs(1));
         assert_eq!(pool.run(times, || 7).await, Ok(7));
+    }
+
+    #[tokio::test]
+    async fn waiting_for_an_idle_worker_returns_when_a_job_ends() {
+        let pool = pool(1, 0);
+        let times = JobTimes::for_budget(Instant::now(), Duration::from_millis(500));
+        let busy = pool.submit(times, || thread::sleep(Duration::from_millis(50)));
+        assert_eq!(pool.idle_workers(), 0);
+        let started = Instant::now();
+        let waited = tokio::time::timeout(Duration::from_secs(2), pool.until_idle_beyond(0));
+        let (done, waited) = tokio::join!(busy.unwrap().wait(), waited);
+        assert_eq!(done, Ok(()));
+        assert!(waited.is_ok(), "never told the worker was idle");
+        assert!(started.elapsed() >= Duration::from_millis(40));
+        assert_eq!(pool.idle_workers(), 1);
     }
 
     #[tokio::test]

@@ -447,13 +447,49 @@ impl Service {
         Ok((total, ply))
     }
 
+    /// The review `query` asks for game `G`, checked: rules, every move replayed, budgets.
+    fn plan<G: ServedGame>(&self, query: &ReviewQuery) -> Result<Plan, ReviewError> {
+        let rules = G::parse_rules(query.rules.as_ref()).map_err(ServiceError::from)?;
+        let replay = replay::<G>(query, &rules)?;
+        let searched = if replay.played.is_empty() {
+            0
+        } else {
+            replay
+                .positions
+                .iter()
+                .filter(|p| p.status == Status::Ongoing)
+                .count()
+        };
+        let (total, ply_budget) = self.review_budgets(query, searched)?;
+        Ok(Plan {
+            replay,
+            searched,
+            total,
+            ply_budget,
+        })
+    }
+
+    /// Checks a review for the game it names without searching (a batch's games are checked
+    /// before any is queued, each refused as a lone `/review` would be); its whole budget in ms.
+    pub async fn check_review(&self, query: &ReviewQuery) -> Result<u64, ReviewError> {
+        with_game(CheckReview {
+            service: self,
+            query,
+        })
+        .await
+    }
+
     async fn review_game<G: ServedGame>(
         &self,
         query: ReviewQuery,
         sink: Option<mpsc::Sender<PlyReview>>,
     ) -> Result<Review, ReviewError> {
-        let rules = G::parse_rules(query.rules.as_ref()).map_err(ServiceError::from)?;
-        let replay = replay::<G>(&query, &rules)?;
+        let Plan {
+            replay,
+            searched,
+            total,
+            ply_budget,
+        } = self.plan::<G>(&query)?;
         // Positions to search: every ongoing one (the last only when it scores a move).
         // No move, nothing to judge: no search either.
         let positions = if replay.played.is_empty() {
@@ -461,11 +497,6 @@ impl Service {
         } else {
             &replay.positions[..]
         };
-        let searched = positions
-            .iter()
-            .filter(|p| p.status == Status::Ongoing)
-            .count();
-        let (total, ply_budget) = self.review_budgets(&query, searched)?;
         let deadline = query.arrival + Duration::from_millis(total);
         // One worker for the whole review, admitted with its first search and held to its
         // deadline: other requests cannot take it between plies and shed the rest.
@@ -616,6 +647,38 @@ impl Service {
 }
 
 /// A review as a [`GameTask`]: [`Service::review`] for the game it names.
+/// A review checked for game `G` ([`Service::plan`]): what it will search, and with what time.
+struct Plan {
+    replay: Replay,
+    /// Positions to search.
+    searched: usize,
+    /// The whole budget and the per-ply cap, in ms.
+    total: u64,
+    ply_budget: u64,
+}
+
+/// [`Service::check_review`] as a [`GameTask`].
+struct CheckReview<'a> {
+    service: &'a Service,
+    query: &'a ReviewQuery,
+}
+
+impl GameTask for CheckReview<'_> {
+    type Output = Result<u64, ReviewError>;
+
+    fn game(&self) -> &str {
+        &self.query.game
+    }
+
+    fn run<G: ServedGame>(self) -> impl Future<Output = Self::Output> + Send {
+        std::future::ready(self.service.plan::<G>(self.query).map(|plan| plan.total))
+    }
+
+    fn unknown(self) -> Self::Output {
+        Err(ServiceError::UnknownGame(self.query.game.clone()).into())
+    }
+}
+
 struct Reviewing<'a> {
     service: &'a Service,
     query: ReviewQuery,

@@ -25,8 +25,10 @@
 //! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
 //! - `docs`: README.md and docs/: every relative link and repository path resolves, every
 //!   `curl` example is answered without a 5xx, with the status the documents show.
+//! - `analyses`: batch analyses, in process and across replicas sharing a real Redis.
 //! - `boards`: test boards written as their stones.
 
+mod analyses;
 mod analysis_agreement;
 mod boards;
 mod connect4_book;

@@ -86,6 +86,21 @@ impl Redis {
         Self::launch(Vec::new(), None)
     }
 
+    /// A server that keeps its data in an append-only file in `dir`, written before each
+    /// write is acknowledged (`appendfsync always`): restarted, it has every acknowledged write.
+    pub fn start_persistent(dir: &std::path::Path) -> Self {
+        let dir = dir.display().to_string();
+        let args = [
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--dir",
+            &dir,
+        ];
+        Self::launch(args.into_iter().map(String::from).collect(), None)
+    }
+
     /// A server that requires `password` (`--requirepass`) of the default user.
     pub fn start_with_password(password: &str) -> Self {
         let auth = Auth {

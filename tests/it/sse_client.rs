@@ -28,11 +28,19 @@ pub struct EventReader {
 
 /// POSTs `body` to `url` asking for an event stream.
 pub async fn post_events(url: &str, body: &Value) -> EventReader {
+    events_of(reqwest::Client::new().post(url).json(body)).await
+}
+
+/// GETs `url` asking for an event stream.
+pub async fn get_events(url: &str) -> EventReader {
+    events_of(reqwest::Client::new().get(url)).await
+}
+
+/// Sends `request` asking for an event stream.
+async fn events_of(request: reqwest::RequestBuilder) -> EventReader {
     let sent = Instant::now();
-    let response = reqwest::Client::new()
-        .post(url)
+    let response = request
         .header("accept", "text/event-stream")
-        .json(body)
         .send()
         .await
         .expect("the request is sent");

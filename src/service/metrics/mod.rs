@@ -14,8 +14,10 @@
 //! - [`requests`]: guards that count a request or an open stream even when its future is
 //!   dropped (a client that went away).
 //! - [`shared_cache`]: the shared answer cache's (Redis) metrics.
+//! - [`batch`]: batch analyses' metrics (queue depth, reclaimed items, outcomes).
 //! - `process`: the `process_*` figures, read from `/proc/self` at each scrape (Linux).
 
+pub mod batch;
 pub mod requests;
 pub mod shared_cache;
 
@@ -162,6 +164,8 @@ pub struct Metrics {
     pub search_panics: Counter,
     /// The shared cache's (Redis) metrics, `kibitz_shared_cache_*`.
     pub shared_cache: shared_cache::SharedCacheMetrics,
+    /// Batch analyses' metrics, `kibitz_batch_*`.
+    pub batch: batch::BatchMetrics,
 }
 
 impl Default for Metrics {
@@ -299,6 +303,7 @@ impl Metrics {
         let shared_cache = shared_cache::SharedCacheMetrics::register(
             registry.sub_registry_with_prefix("shared_cache"),
         );
+        let batch = batch::BatchMetrics::register(registry.sub_registry_with_prefix("batch"));
         // The standard unprefixed names, which dashboards for any process already chart.
         #[cfg(target_os = "linux")]
         root.register_collector(Box::new(process::ProcessCollector::new()));
@@ -323,6 +328,7 @@ impl Metrics {
             rejections,
             search_panics,
             shared_cache,
+            batch,
         }
     }
 

@@ -1,0 +1,536 @@
+//! `/analyses`: batch analysis. `POST /analyses` takes many positions (each a `/move` body)
+//! and games (each a `/review` body) and answers `202 Accepted` at once, with the batch's id
+//! and `Location`; `GET /analyses/{id}` says how far it is and gives the results so far (as
+//! Server-Sent Events with `Accept: text/event-stream`, one `result` event per item as it
+//! completes, then the whole batch as `analysis`); `DELETE /analyses/{id}` cancels it;
+//! `GET /analyses` is the queue, for a scaler.
+//!
+//! Key idea: a batch is refused whole, before anything is queued, when it breaks a limit or
+//! when any item would be refused as a lone request: every item is parsed by the very types
+//! `/move` and `/review` parse, and checked by the service's own checks, its errors' pointers
+//! put under `/items/{i}`. Once queued, items are run by the idle workers of every replica
+//! ([`crate::service::batch`]) through [`Runner`], which answers each as its route would
+//! have: its `status` is the HTTP status the lone request would have had, its `answer` the
+//! body (the answer, or the problem), or the status is `failed` once its attempts are spent.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::Event;
+use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::AppState;
+use super::error::{ApiError, ApiResult};
+use super::json::{parse, read_held_body, without_bom};
+use super::move_response::MoveResponse;
+use super::moves::MoveRequest;
+use super::review::{ReviewRequest, ReviewResponse};
+use super::sse::{json_event, sse_response, wants_event_stream};
+use super::vocabulary::whole;
+use crate::service::batch::{
+    BatchError, BatchView, Delivery, ItemRunner, NewBatch, Outcome, Priority,
+};
+
+/// The header naming the client, for the in-flight limit.
+pub const CLIENT_ID: &str = "x-client-id";
+/// How often a streamed `GET` looks for new results.
+const POLL: Duration = Duration::from_millis(100);
+/// Times an item shed by the pool (a `/move` took the worker first) is tried again at once.
+const SHED_RETRIES: usize = 5;
+
+/// The `POST /analyses` body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnalysesRequest {
+    /// Each item as sent: parsed, and queued, one by one.
+    items: Vec<Box<RawValue>>,
+    /// The budget of items that name none: a position's `budget_ms`, a game's `ply_budget_ms`.
+    #[serde(default, deserialize_with = "whole::option")]
+    budget_ms: Option<u64>,
+    #[serde(default)]
+    priority: Option<PriorityJson>,
+}
+
+#[derive(Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum PriorityJson {
+    High,
+    Normal,
+    Low,
+}
+
+impl From<PriorityJson> for Priority {
+    fn from(priority: PriorityJson) -> Self {
+        match priority {
+            PriorityJson::High => Priority::High,
+            PriorityJson::Normal => Priority::Normal,
+            PriorityJson::Low => Priority::Low,
+        }
+    }
+}
+
+/// One item: a position or a game, as its route's body.
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "lowercase",
+    expecting = "an item: {\"move\": <a /move body>} or {\"review\": <a /review body>}"
+)]
+enum ItemJson {
+    Move(MoveRequest),
+    Review(ReviewRequest),
+}
+
+impl ItemJson {
+    /// The item with the batch's budget where it names none.
+    fn with_budget(mut self, budget_ms: Option<u64>) -> Self {
+        match &mut self {
+            ItemJson::Move(request) => request.budget_ms = request.budget_ms.or(budget_ms),
+            ItemJson::Review(request) => {
+                request.ply_budget_ms = request.ply_budget_ms.or(budget_ms);
+            }
+        }
+        self
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            ItemJson::Move(_) => "move",
+            ItemJson::Review(_) => "review",
+        }
+    }
+}
+
+/// A batch as answered by `POST` (202), `GET` and `DELETE`.
+#[derive(Serialize)]
+struct AnalysisJson<'a> {
+    id: &'a str,
+    status: &'static str,
+    done: usize,
+    total: usize,
+    /// In index order, each index at most once.
+    results: Vec<&'a RawValue>,
+}
+
+impl<'a> AnalysisJson<'a> {
+    fn new(view: &'a BatchView, results: &'a [Box<RawValue>]) -> Self {
+        AnalysisJson {
+            id: &view.id,
+            status: view.state.as_str(),
+            done: view.results.len(),
+            total: view.total,
+            results: results.iter().map(AsRef::as_ref).collect(),
+        }
+    }
+}
+
+/// The stored results that are JSON (Redis is not trusted: another value is left out).
+fn parsed_results(view: &BatchView) -> Vec<Box<RawValue>> {
+    view.results
+        .iter()
+        .filter_map(|(_, result)| RawValue::from_string(result.clone()).ok())
+        .collect()
+}
+
+fn analysis_response(status: StatusCode, view: &BatchView) -> Response {
+    let results = parsed_results(view);
+    (status, axum::Json(AnalysisJson::new(view, &results))).into_response()
+}
+
+/// One item's result, as stored.
+#[derive(Serialize)]
+struct ResultJson<'a> {
+    index: usize,
+    /// The HTTP status the lone request would have had, or `"failed"`.
+    status: serde_json::Value,
+    /// The body the lone request would have had: its answer, or its problem.
+    answer: &'a RawValue,
+    replica: &'a str,
+    attempts: u64,
+}
+
+impl From<BatchError> for ApiError {
+    fn from(error: BatchError) -> Self {
+        match error {
+            limit @ BatchError::TooManyInFlight { .. } => ApiError::TooManyRequests {
+                detail: limit.to_string(),
+                retry_after: Duration::from_secs(1),
+            },
+            BatchError::Store(cause) => {
+                tracing::warn!(%cause, "batch store failed");
+                ApiError::Overloaded {
+                    detail: "the batch store (Redis) did not answer".into(),
+                    retry_after: Duration::from_secs(1),
+                }
+            }
+        }
+    }
+}
+
+/// The client a request is from: its `X-Client-Id` (letters, digits, `.`, `_`, `-`, at most
+/// 64), else `anonymous`.
+fn client_of(headers: &HeaderMap) -> ApiResult<String> {
+    let Some(value) = headers.get(CLIENT_ID) else {
+        return Ok("anonymous".to_owned());
+    };
+    value
+        .to_str()
+        .ok()
+        .filter(|id| {
+            (1..=64).contains(&id.len())
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        })
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "",
+                "the X-Client-Id header must be 1 to 64 letters, digits, '.', '_' or '-'",
+            )
+        })
+}
+
+/// `POST /analyses`.
+pub async fn submit(State(state): State<AppState>, request: Request) -> ApiResult<Response> {
+    let client = client_of(request.headers())?;
+    let settings = state.batches.settings().clone();
+    let body = read_held_body(request, &state, state.config.batch_max_body_bytes).await?;
+    let batch: AnalysesRequest = parse(without_bom(&body))?;
+    if batch.items.is_empty() {
+        return Err(ApiError::unplayable(
+            "/items",
+            "a batch needs at least one item",
+        ));
+    }
+    if batch.items.len() as u64 > settings.max_items {
+        return Err(ApiError::unplayable(
+            "/items",
+            format!(
+                "{} items, more than the {} a batch may have (KIBITZ_BATCH_MAX_ITEMS)",
+                batch.items.len(),
+                settings.max_items
+            ),
+        ));
+    }
+    let mut total_ms: u64 = 0;
+    for (index, raw) in batch.items.iter().enumerate() {
+        let at = format!("/items/{index}");
+        let item = parse::<ItemJson>(raw.get().as_bytes())
+            .map_err(|e| e.under(&at))?
+            .with_budget(batch.budget_ms);
+        let kind = item.kind();
+        total_ms = total_ms.saturating_add(
+            check(&state, item)
+                .await
+                .map_err(|e| e.under(&format!("{at}/{kind}")))?,
+        );
+    }
+    if total_ms > settings.max_total_budget_ms {
+        return Err(ApiError::unplayable(
+            "/items",
+            format!(
+                "the items' budgets add up to {total_ms} ms, more than the {} ms a batch may \
+                 ask for (KIBITZ_BATCH_MAX_TOTAL_BUDGET_MS)",
+                settings.max_total_budget_ms
+            ),
+        ));
+    }
+    let id = super::bookkeeping::random_uuid().hyphenated().to_string();
+    let new = NewBatch {
+        id: id.clone(),
+        client,
+        priority: batch.priority.map(Priority::from).unwrap_or_default(),
+        budget_ms: batch.budget_ms,
+        items: batch.items.iter().map(|raw| raw.get().to_owned()).collect(),
+    };
+    state.batches.submit(&new).await?;
+    let view = BatchView {
+        id: id.clone(),
+        state: crate::service::batch::BatchState::Queued,
+        total: new.items.len(),
+        results: Vec::new(),
+    };
+    let mut response = analysis_response(StatusCode::ACCEPTED, &view);
+    if let Ok(location) = HeaderValue::from_str(&format!("/analyses/{id}")) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    Ok(response)
+}
+
+/// Checks an item as its route would before searching; its budget in ms.
+async fn check(state: &AppState, item: ItemJson) -> ApiResult<u64> {
+    let now = Instant::now();
+    match item {
+        ItemJson::Move(request) => Ok(state.service.check_move(&request.into_query(now)).await?),
+        ItemJson::Review(request) => {
+            Ok(state.service.check_review(&request.into_query(now)).await?)
+        }
+    }
+}
+
+/// An id as batches have them (a UUID's text); anything else names no batch.
+fn known_shape(id: &str) -> bool {
+    id.len() == 36 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
+async fn find(state: &AppState, id: &str) -> ApiResult<BatchView> {
+    let view = if known_shape(id) {
+        state.batches.view(id).await?
+    } else {
+        None
+    };
+    view.ok_or_else(|| ApiError::UnknownAnalysis(super::clip_path(id)))
+}
+
+/// `GET /analyses/{id}`: the batch as JSON, or as events with `Accept: text/event-stream`.
+pub async fn status(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let view = find(&state, &id).await?;
+    if !wants_event_stream(&headers) {
+        return Ok(analysis_response(StatusCode::OK, &view));
+    }
+    let open = state
+        .service
+        .metrics()
+        .event_stream_opened("/analyses/{id}");
+    let events = futures_util::stream::unfold(
+        Some(Streamed {
+            state,
+            id,
+            sent: HashSet::new(),
+            first: Some(view),
+            _open: open,
+        }),
+        |streamed| async move {
+            let mut streamed = streamed?;
+            let events = streamed.next_events().await;
+            let last = events.last().is_some_and(|(last, _)| *last);
+            let events: Vec<Result<Event, Infallible>> =
+                events.into_iter().map(|(_, event)| Ok(event)).collect();
+            Some((
+                futures_util::stream::iter(events),
+                (!last).then_some(streamed),
+            ))
+        },
+    );
+    Ok(sse_response(futures_util::StreamExt::flatten(events)))
+}
+
+/// A streamed `GET`: what was sent so far.
+struct Streamed {
+    state: AppState,
+    id: String,
+    sent: HashSet<usize>,
+    /// The view the request began with, sent first.
+    first: Option<BatchView>,
+    _open: crate::service::metrics::GaugeGuard,
+}
+
+impl Streamed {
+    /// The events due now (waiting until there is one): each new result, and the whole batch
+    /// last once it is done or cancelled; `true` marks the last event.
+    async fn next_events(&mut self) -> Vec<(bool, Event)> {
+        loop {
+            let view = match self.first.take() {
+                Some(view) => Ok(Some(view)),
+                None => {
+                    tokio::time::sleep(POLL).await;
+                    self.state.batches.view(&self.id).await
+                }
+            };
+            let view = match view {
+                Ok(Some(view)) => view,
+                Ok(None) => {
+                    let gone = ApiError::UnknownAnalysis(self.id.clone());
+                    return vec![(true, super::sse::error_event(gone).await)];
+                }
+                // Redis did not answer this time: look again.
+                Err(_) => continue,
+            };
+            let mut events = Vec::new();
+            for (index, result) in &view.results {
+                if self.sent.insert(*index)
+                    && let Ok(raw) = RawValue::from_string(result.clone())
+                {
+                    events.push((false, json_event("result", &raw)));
+                }
+            }
+            if matches!(
+                view.state,
+                crate::service::batch::BatchState::Done
+                    | crate::service::batch::BatchState::Cancelled
+            ) {
+                let results = parsed_results(&view);
+                events.push((
+                    true,
+                    json_event("analysis", &AnalysisJson::new(&view, &results)),
+                ));
+            }
+            if !events.is_empty() {
+                return events;
+            }
+        }
+    }
+}
+
+/// `DELETE /analyses/{id}`: cancels the batch (items not yet run are not run); the batch as
+/// it is (`done` if it had finished).
+pub async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+    let view = if known_shape(&id) {
+        state.batches.cancel(&id).await?
+    } else {
+        None
+    };
+    let view = view.ok_or_else(|| ApiError::UnknownAnalysis(super::clip_path(&id)))?;
+    Ok(analysis_response(StatusCode::OK, &view))
+}
+
+/// The `GET /analyses` body: the queue over every replica.
+#[derive(Serialize)]
+struct QueueJson<'a> {
+    /// Items waiting for a worker.
+    queued: u64,
+    /// Items being run.
+    pending: u64,
+    /// `redis` (shared by the replicas) or `memory` (this replica's).
+    store: &'static str,
+    replica: &'a str,
+}
+
+/// `GET /analyses`: the queue, for a scaler (also `kibitz_batch_queue_depth`).
+pub async fn queue_status(State(state): State<AppState>) -> ApiResult<Response> {
+    let depth = state.batches.depth().await?;
+    let settings = state.batches.settings();
+    Ok(axum::Json(QueueJson {
+        queued: depth.queued,
+        pending: depth.pending,
+        store: if state.config.redis_url.is_some() {
+            "redis"
+        } else {
+            "memory"
+        },
+        replica: &settings.replica,
+    })
+    .into_response())
+}
+
+/// Runs batch items as their routes would answer them (see the module doc).
+pub struct Runner {
+    state: AppState,
+}
+
+impl Runner {
+    pub fn new(state: AppState) -> Arc<Self> {
+        Arc::new(Runner { state })
+    }
+
+    /// The item answered: its status and body, or `None` to try it again later.
+    async fn answer(&self, delivery: &Delivery) -> Option<(u16, String)> {
+        let item = parse::<ItemJson>(delivery.item.as_bytes()).ok()?;
+        let item = item.with_budget(delivery.budget_ms);
+        let pool = self.state.service.pool();
+        for _ in 0..SHED_RETRIES {
+            let answered = match &item {
+                ItemJson::Move(request) => self.play(request.clone()).await,
+                ItemJson::Review(request) => self.review(request.clone()).await,
+            };
+            match answered {
+                Ok(body) => return Some((200, body)),
+                // A `/move` took the worker between the look and the search, or the time went
+                // before it (a slow store): not the item's fault; at once, on an idle worker.
+                Err(ApiError::Overloaded { .. } | ApiError::RequestTimeout(_)) => {
+                    pool.until_idle_beyond(0).await;
+                }
+                // A panic or a fault of ours: not an answer; its attempts decide.
+                Err(ApiError::Internal(_)) => return None,
+                Err(error) => {
+                    return Some((error.status_code().as_u16(), problem_body(error).await));
+                }
+            }
+        }
+        None
+    }
+
+    async fn play(&self, request: MoveRequest) -> ApiResult<String> {
+        let served = self
+            .state
+            .service
+            .dispatch(request.into_query(Instant::now()))
+            .await?;
+        let body = MoveResponse::new(&served.answer, served.cached_from);
+        serde_json::to_string(&body).map_err(|e| ApiError::Internal(e.to_string()))
+    }
+
+    async fn review(&self, request: ReviewRequest) -> ApiResult<String> {
+        let review = self
+            .state
+            .service
+            .review(request.into_query(Instant::now()), None)
+            .await?;
+        serde_json::to_string(&ReviewResponse::from(&review))
+            .map_err(|e| ApiError::Internal(e.to_string()))
+    }
+
+    fn result(&self, delivery: &Delivery, status: serde_json::Value, body: &str) -> String {
+        let fallback = RawValue::from_string("null".to_owned());
+        let Ok(answer) = RawValue::from_string(body.to_owned()).or(fallback) else {
+            return String::new();
+        };
+        serde_json::to_string(&ResultJson {
+            index: delivery.index,
+            status,
+            answer: &answer,
+            replica: &self.state.batches.settings().replica,
+            attempts: delivery.attempts,
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// The problem+json body `error` renders as.
+async fn problem_body(error: ApiError) -> String {
+    let bytes = axum::body::to_bytes(error.into_response().into_body(), 64 * 1024)
+        .await
+        .unwrap_or_default();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+impl ItemRunner for Runner {
+    fn run<'a>(&'a self, delivery: &'a Delivery) -> BoxFuture<'a, Outcome> {
+        async move {
+            match self.answer(delivery).await {
+                Some((status, body)) => {
+                    Outcome::Answered(self.result(delivery, status.into(), &body))
+                }
+                None => Outcome::Retry,
+            }
+        }
+        .boxed()
+    }
+
+    fn failed(&self, delivery: &Delivery) -> String {
+        let problem = serde_json::json!({
+            "type": "urn:kibitz:problem:batch-item-failed",
+            "title": "The item could not be analysed",
+            "status": 500,
+            "detail": format!(
+                "the item was handed to a worker {} times without an answer (its search \
+                 failed, its replica stopped, or it does not decode): KIBITZ_BATCH_MAX_ATTEMPTS",
+                delivery.attempts.saturating_sub(1)
+            ),
+        });
+        self.result(delivery, "failed".into(), &problem.to_string())
+    }
+}

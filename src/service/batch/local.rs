@@ -1,0 +1,261 @@
+//! The in-process batch store, for a replica without Redis: the same API on one machine, with
+//! nothing else to run. Batches live as long as the process (a restart loses them), which is
+//! what a single machine without Redis can promise.
+//!
+//! One std mutex guards everything (held for a few map and queue operations, never across an
+//! `.await`); a [`Notify`] wakes a consumer waiting for an item.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use tokio::sync::Notify;
+
+use super::{
+    BatchError, BatchSettings, BatchState, BatchStore, BatchView, Delivery, Handle, NewBatch,
+    QueueDepth,
+};
+
+/// How long [`BatchStore::take`] waits for an item before answering `None`.
+const TAKE_WAIT: Duration = Duration::from_millis(250);
+
+struct Batch {
+    client: String,
+    total: usize,
+    cancelled: bool,
+    started: bool,
+    results: BTreeMap<usize, String>,
+    /// Created or last given a result: it expires `ttl` after.
+    touched: Instant,
+}
+
+impl Batch {
+    fn state(&self) -> BatchState {
+        BatchState::of(self.cancelled, self.started, self.results.len(), self.total)
+    }
+
+    fn view(&self, id: &str) -> BatchView {
+        BatchView {
+            id: id.to_owned(),
+            state: self.state(),
+            total: self.total,
+            results: self.results.iter().map(|(&i, r)| (i, r.clone())).collect(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    batches: HashMap<String, Batch>,
+    /// One queue per priority, in [`Priority::ALL`] order.
+    queues: [VecDeque<Delivery>; 3],
+    /// Items taken and not finished, by token.
+    held: HashMap<u64, Delivery>,
+    next_token: u64,
+}
+
+/// The in-process store.
+pub struct LocalStore {
+    state: Mutex<State>,
+    queued: Notify,
+    settings: BatchSettings,
+}
+
+impl LocalStore {
+    pub fn new(settings: BatchSettings) -> Self {
+        LocalStore {
+            state: Mutex::default(),
+            queued: Notify::new(),
+            settings,
+        }
+    }
+
+    /// The state, with expired batches dropped.
+    fn state(&self) -> MutexGuard<'_, State> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let ttl = self.settings.ttl;
+        state.batches.retain(|_, b| b.touched.elapsed() < ttl);
+        state
+    }
+
+    fn create_now(&self, batch: &NewBatch) -> Result<(), BatchError> {
+        let mut state = self.state();
+        let in_flight = state
+            .batches
+            .values()
+            .filter(|b| b.client == batch.client)
+            .filter(|b| matches!(b.state(), BatchState::Queued | BatchState::Running))
+            .count() as u64;
+        if in_flight >= self.settings.max_in_flight {
+            return Err(BatchError::TooManyInFlight {
+                limit: self.settings.max_in_flight,
+            });
+        }
+        state.batches.insert(
+            batch.id.clone(),
+            Batch {
+                client: batch.client.clone(),
+                total: batch.items.len(),
+                cancelled: false,
+                started: false,
+                results: BTreeMap::new(),
+                touched: Instant::now(),
+            },
+        );
+        let queue = &mut state.queues[batch.priority.rank()];
+        for (index, item) in batch.items.iter().enumerate() {
+            queue.push_back(Delivery {
+                batch: batch.id.clone(),
+                index,
+                total: batch.items.len(),
+                item: item.clone(),
+                budget_ms: batch.budget_ms,
+                attempts: 0,
+                reclaimed: false,
+                priority: batch.priority,
+                handle: Handle::Local(0),
+            });
+        }
+        drop(state);
+        self.queued.notify_waiters();
+        Ok(())
+    }
+
+    /// The next item, taken now, if any.
+    fn pop(&self) -> Option<Delivery> {
+        let mut state = self.state();
+        let mut delivery = state.queues.iter_mut().find_map(VecDeque::pop_front)?;
+        let token = state.next_token;
+        state.next_token += 1;
+        delivery.attempts += 1;
+        delivery.handle = Handle::Local(token);
+        state.held.insert(token, delivery.clone());
+        Some(delivery)
+    }
+
+    fn token(delivery: &Delivery) -> u64 {
+        match delivery.handle {
+            Handle::Local(token) => token,
+            Handle::Stream { .. } => u64::MAX,
+        }
+    }
+}
+
+impl BatchStore for LocalStore {
+    fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<(), BatchError>> {
+        std::future::ready(self.create_now(batch)).boxed()
+    }
+
+    fn view<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>> {
+        let view = self.state().batches.get(id).map(|b| b.view(id));
+        std::future::ready(Ok(view)).boxed()
+    }
+
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>> {
+        let mut state = self.state();
+        let view = state.batches.get_mut(id).map(|batch| {
+            if batch.state() != BatchState::Done {
+                batch.cancelled = true;
+            }
+            batch.view(id)
+        });
+        // Its items still queued go now; one being run finishes and is then dropped.
+        if view.is_some() {
+            for queue in &mut state.queues {
+                queue.retain(|d| d.batch != id);
+            }
+        }
+        std::future::ready(Ok(view)).boxed()
+    }
+
+    fn take<'a>(
+        &'a self,
+        _consumer: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Delivery>, BatchError>> {
+        async move {
+            let deadline = tokio::time::Instant::now() + TAKE_WAIT;
+            loop {
+                let queued = self.queued.notified();
+                tokio::pin!(queued);
+                queued.as_mut().enable();
+                if let Some(delivery) = self.pop() {
+                    return Ok(Some(delivery));
+                }
+                if tokio::time::timeout_at(deadline, queued).await.is_err() {
+                    return Ok(None);
+                }
+            }
+        }
+        .boxed()
+    }
+
+    fn wanted<'a>(&'a self, delivery: &'a Delivery) -> BoxFuture<'a, Result<bool, BatchError>> {
+        let mut state = self.state();
+        let wanted = match state.batches.get_mut(&delivery.batch) {
+            Some(batch) if !batch.cancelled && !batch.results.contains_key(&delivery.index) => {
+                batch.started = true;
+                true
+            }
+            _ => false,
+        };
+        std::future::ready(Ok(wanted)).boxed()
+    }
+
+    fn finish<'a>(
+        &'a self,
+        delivery: &'a Delivery,
+        result: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<bool, BatchError>> {
+        let mut state = self.state();
+        state.held.remove(&Self::token(delivery));
+        let done = match (state.batches.get_mut(&delivery.batch), result) {
+            (Some(batch), Some(result)) if !batch.results.contains_key(&delivery.index) => {
+                batch.results.insert(delivery.index, result.to_owned());
+                batch.touched = Instant::now();
+                batch.results.len() == batch.total
+            }
+            _ => false,
+        };
+        std::future::ready(Ok(done)).boxed()
+    }
+
+    fn give_back<'a>(
+        &'a self,
+        delivery: &'a Delivery,
+        failed: bool,
+    ) -> BoxFuture<'a, Result<(), BatchError>> {
+        let mut state = self.state();
+        if let Some(mut item) = state.held.remove(&Self::token(delivery)) {
+            let priority = item.priority.rank();
+            if failed {
+                state.queues[priority].push_back(item);
+            } else {
+                // Released unrun (a drain): this hand-out does not count.
+                item.attempts -= 1;
+                state.queues[priority].push_front(item);
+            }
+        }
+        drop(state);
+        self.queued.notify_waiters();
+        std::future::ready(Ok(())).boxed()
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        _consumer: &'a str,
+        _delivery: &'a Delivery,
+    ) -> BoxFuture<'a, Result<(), BatchError>> {
+        std::future::ready(Ok(())).boxed()
+    }
+
+    fn depth(&self) -> BoxFuture<'_, Result<QueueDepth, BatchError>> {
+        let state = self.state();
+        let depth = QueueDepth {
+            queued: state.queues.iter().map(|q| q.len() as u64).sum(),
+            pending: state.held.len() as u64,
+        };
+        std::future::ready(Ok(depth)).boxed()
+    }
+}

@@ -1,0 +1,728 @@
+//! The batch store in Redis, shared by every replica: one stream per priority with one
+//! consumer group, and a hash per batch for its state and one for its results.
+//!
+//! - `kibitz:batch:v1:queue:{high,normal,low}`: one entry per item (`batch`, `index`, `total`,
+//!   `item`, `budget_ms`), read by the group `kibitz` with `XREADGROUP` (each entry goes to one
+//!   consumer, a replica), and taken over from a consumer that held it longer than the idle
+//!   timeout with `XAUTOCLAIM`, which counts the hand-outs (the attempts, read with
+//!   `XPENDING`). A consumer working on an item claims it again (`XCLAIM ... JUSTID`) every
+//!   third of the idle timeout, so a long item is never taken over from a live replica.
+//! - `kibitz:batch:v1:{id}`: the batch (`total`, `client`, `cancelled`, `started`).
+//! - `kibitz:batch:v1:{id}:results`: index → result JSON, written with `HSETNX`, so each
+//!   index has one result whoever ran it, and only then the entry acknowledged and deleted
+//!   (`XACK`, `XDEL`, in the same `MULTI`).
+//! - `kibitz:batch:v1:client:{client}`: the ids of a client's batches, for the in-flight limit
+//!   (checked and then written in two steps: replicas racing can let a client exceed it by
+//!   the batches submitted at the same instant).
+//!
+//! Both hashes expire `KIBITZ_BATCH_RESULT_TTL_S` after the batch's last result. Consumers
+//! block in `XREADGROUP` on a connection of their own, so that the blocking read never holds
+//! up the other calls; both connections are the `redis` crate's `ConnectionManager`, which
+//! reconnects by itself; a Redis that restarted without its data loses the group, which is
+//! then made again (`NOGROUP`).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use redis::Value;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::{
+    BatchError, BatchSettings, BatchState, BatchStore, BatchView, Delivery, Handle, NewBatch,
+    Priority, QueueDepth,
+};
+use crate::service::shared_cache::{Endpoint, SharedCacheError, endpoint};
+
+const PREFIX: &str = "kibitz:batch:v1";
+const GROUP: &str = "kibitz";
+/// How long a blocking read waits for an item.
+const BLOCK_MS: u64 = 250;
+/// Taking over others' items is looked for at most this often per replica.
+const RECLAIM_EVERY: Duration = Duration::from_millis(200);
+
+fn stream(priority: Priority) -> String {
+    format!("{PREFIX}:queue:{}", priority.as_str())
+}
+
+fn meta_key(id: &str) -> String {
+    format!("{PREFIX}:{id}")
+}
+
+fn results_key(id: &str) -> String {
+    format!("{PREFIX}:{id}:results")
+}
+
+fn client_key(client: &str) -> String {
+    format!("{PREFIX}:client:{client}")
+}
+
+/// A batch's `total`, `cancelled` and `started`, as read.
+type MetaFlags = (Option<String>, Option<String>, Option<String>);
+
+/// The Redis store (see the module doc).
+pub struct RedisStore {
+    client: redis::Client,
+    /// Made lazily, inside the runtime: the calls' connection and the blocking reads' one.
+    calls: Mutex<Option<ConnectionManager>>,
+    reads: Mutex<Option<ConnectionManager>>,
+    settings: BatchSettings,
+    /// When this replica last looked for items to take over.
+    last_reclaim: Mutex<Option<Instant>>,
+}
+
+impl RedisStore {
+    pub fn new(endpoint: &Endpoint, settings: BatchSettings) -> Result<Self, SharedCacheError> {
+        let (client, _) = endpoint::client(endpoint)?;
+        Ok(RedisStore {
+            client,
+            calls: Mutex::new(None),
+            reads: Mutex::new(None),
+            settings,
+            last_reclaim: Mutex::new(None),
+        })
+    }
+
+    fn manager(
+        &self,
+        slot: &Mutex<Option<ConnectionManager>>,
+        response: Duration,
+    ) -> Result<ConnectionManager, BatchError> {
+        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            let config = ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(Duration::from_millis(500)))
+                .set_response_timeout(Some(response))
+                .set_number_of_retries(2)
+                .set_min_delay(Duration::from_millis(50))
+                .set_max_delay(Duration::from_millis(500));
+            *slot = Some(ConnectionManager::new_lazy_with_config(
+                self.client.clone(),
+                config,
+            )?);
+        }
+        slot.clone()
+            .ok_or_else(|| BatchError::Store("no connection".into()))
+    }
+
+    fn calls(&self) -> Result<ConnectionManager, BatchError> {
+        self.manager(&self.calls, Duration::from_secs(1))
+    }
+
+    fn reads(&self) -> Result<ConnectionManager, BatchError> {
+        self.manager(
+            &self.reads,
+            Duration::from_millis(BLOCK_MS) + Duration::from_secs(1),
+        )
+    }
+
+    /// Makes the group on every stream (and the streams), if not there.
+    async fn ensure_groups(&self) -> Result<(), BatchError> {
+        let mut connection = self.calls()?;
+        for priority in Priority::ALL {
+            let made: Result<(), redis::RedisError> = redis::cmd("XGROUP")
+                .arg("CREATE")
+                .arg(stream(priority))
+                .arg(GROUP)
+                .arg("0")
+                .arg("MKSTREAM")
+                .query_async(&mut connection)
+                .await;
+            match made {
+                Err(error) if error.code() != Some("BUSYGROUP") => return Err(error.into()),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    async fn create_now(&self, batch: &NewBatch) -> Result<(), BatchError> {
+        let mut connection = self.calls()?;
+        let in_flight = self.in_flight(&mut connection, &batch.client).await?;
+        if in_flight >= self.settings.max_in_flight {
+            return Err(BatchError::TooManyInFlight {
+                limit: self.settings.max_in_flight,
+            });
+        }
+        self.ensure_groups().await?;
+        let ttl = self.settings.ttl.as_secs().max(1);
+        let meta = meta_key(&batch.id);
+        let total = batch.items.len();
+        let budget = batch.budget_ms.map_or_else(String::new, |b| b.to_string());
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("HSET")
+            .arg(&meta)
+            .arg("total")
+            .arg(total)
+            .arg("client")
+            .arg(&batch.client)
+            .arg("priority")
+            .arg(batch.priority.as_str())
+            .arg("cancelled")
+            .arg(0)
+            .ignore()
+            .cmd("EXPIRE")
+            .arg(&meta)
+            .arg(ttl)
+            .ignore();
+        let queue = stream(batch.priority);
+        for (index, item) in batch.items.iter().enumerate() {
+            pipe.cmd("XADD")
+                .arg(&queue)
+                .arg("*")
+                .arg("batch")
+                .arg(&batch.id)
+                .arg("index")
+                .arg(index)
+                .arg("total")
+                .arg(total)
+                .arg("budget_ms")
+                .arg(&budget)
+                .arg("item")
+                .arg(item)
+                .ignore();
+        }
+        let client = client_key(&batch.client);
+        pipe.cmd("SADD")
+            .arg(&client)
+            .arg(&batch.id)
+            .ignore()
+            .cmd("EXPIRE")
+            .arg(&client)
+            .arg(ttl)
+            .ignore();
+        pipe.query_async::<()>(&mut connection).await?;
+        Ok(())
+    }
+
+    /// The client's batches still queued or running; the others leave its set.
+    async fn in_flight(
+        &self,
+        connection: &mut ConnectionManager,
+        client: &str,
+    ) -> Result<u64, BatchError> {
+        let key = client_key(client);
+        let ids: Vec<String> = redis::cmd("SMEMBERS")
+            .arg(&key)
+            .query_async(connection)
+            .await?;
+        let mut count = 0;
+        for id in ids {
+            match self.view_now(connection, &id).await? {
+                Some(view) if matches!(view.state, BatchState::Queued | BatchState::Running) => {
+                    count += 1;
+                }
+                _ => {
+                    redis::cmd("SREM")
+                        .arg(&key)
+                        .arg(&id)
+                        .query_async::<()>(connection)
+                        .await?;
+                }
+            }
+        }
+        Ok(count)
+    }
+
+    async fn view_now(
+        &self,
+        connection: &mut ConnectionManager,
+        id: &str,
+    ) -> Result<Option<BatchView>, BatchError> {
+        let (meta, results): (HashMap<String, String>, HashMap<String, String>) = redis::pipe()
+            .cmd("HGETALL")
+            .arg(meta_key(id))
+            .cmd("HGETALL")
+            .arg(results_key(id))
+            .query_async(connection)
+            .await?;
+        let Some(total) = meta.get("total").and_then(|t| t.parse::<usize>().ok()) else {
+            return Ok(None);
+        };
+        let flag = |name: &str| meta.get(name).is_some_and(|v| v == "1");
+        let mut results: Vec<(usize, String)> = results
+            .into_iter()
+            .filter_map(|(index, result)| Some((index.parse().ok()?, result)))
+            .filter(|(index, _)| *index < total)
+            .collect();
+        results.sort_unstable_by_key(|(index, _)| *index);
+        Ok(Some(BatchView {
+            id: id.to_owned(),
+            state: BatchState::of(flag("cancelled"), flag("started"), results.len(), total),
+            total,
+            results,
+        }))
+    }
+
+    async fn cancel_now(&self, id: &str) -> Result<Option<BatchView>, BatchError> {
+        let mut connection = self.calls()?;
+        let Some(view) = self.view_now(&mut connection, id).await? else {
+            return Ok(None);
+        };
+        if view.state == BatchState::Done {
+            return Ok(Some(view));
+        }
+        redis::cmd("HSET")
+            .arg(meta_key(id))
+            .arg("cancelled")
+            .arg(1)
+            .query_async::<()>(&mut connection)
+            .await?;
+        self.view_now(&mut connection, id).await
+    }
+
+    async fn take_now(&self, consumer: &str) -> Result<Option<Delivery>, BatchError> {
+        match self.take_once(consumer).await {
+            Err(BatchError::Store(error)) if error.contains("NOGROUP") => {
+                self.ensure_groups().await?;
+                self.take_once(consumer).await
+            }
+            other => other,
+        }
+    }
+
+    async fn take_once(&self, consumer: &str) -> Result<Option<Delivery>, BatchError> {
+        if self.reclaim_due() {
+            for priority in Priority::ALL {
+                if let Some(delivery) = self.reclaim(consumer, priority).await? {
+                    return Ok(Some(delivery));
+                }
+            }
+        }
+        let mut reads = self.reads()?;
+        // Highest priority first, without waiting; then wait on all three.
+        for priority in Priority::ALL {
+            let reply: Value = read_group(consumer, &[priority], None)
+                .query_async(&mut reads)
+                .await?;
+            if let Some(delivery) = first_entry(&reply)? {
+                return Ok(Some(delivery));
+            }
+        }
+        let reply: Value = read_group(consumer, &Priority::ALL, Some(BLOCK_MS))
+            .query_async(&mut reads)
+            .await?;
+        first_entry(&reply)
+    }
+
+    fn reclaim_due(&self) -> bool {
+        let mut last = self
+            .last_reclaim
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let due = last.is_none_or(|at| at.elapsed() >= RECLAIM_EVERY);
+        if due {
+            *last = Some(Instant::now());
+        }
+        due
+    }
+
+    /// An item of `priority` held longer than the idle timeout, now `consumer`'s, with its
+    /// hand-outs counted.
+    async fn reclaim(
+        &self,
+        consumer: &str,
+        priority: Priority,
+    ) -> Result<Option<Delivery>, BatchError> {
+        let mut connection = self.calls()?;
+        let queue = stream(priority);
+        let reply: Value = redis::cmd("XAUTOCLAIM")
+            .arg(&queue)
+            .arg(GROUP)
+            .arg(consumer)
+            .arg(self.settings.reclaim_idle.as_millis() as u64)
+            .arg("0-0")
+            .arg("COUNT")
+            .arg(1)
+            .query_async(&mut connection)
+            .await?;
+        let Value::Array(parts) = reply else {
+            return Ok(None);
+        };
+        let Some(Value::Array(entries)) = parts.get(1) else {
+            return Ok(None);
+        };
+        let Some(entry) = entries.first() else {
+            return Ok(None);
+        };
+        let Some(mut delivery) = parse_entry(priority, entry) else {
+            self.drop_entry(priority, entry).await?;
+            return Ok(None);
+        };
+        let Handle::Stream { id, .. } = &delivery.handle else {
+            return Ok(None);
+        };
+        let pending: Value = redis::cmd("XPENDING")
+            .arg(&queue)
+            .arg(GROUP)
+            .arg(id)
+            .arg(id)
+            .arg(1)
+            .query_async(&mut connection)
+            .await?;
+        delivery.attempts = pending_count(&pending).unwrap_or(1);
+        delivery.reclaimed = true;
+        Ok(Some(delivery))
+    }
+
+    /// Acknowledges and deletes an entry that is not an item (not written by kibitz).
+    async fn drop_entry(&self, priority: Priority, entry: &Value) -> Result<(), BatchError> {
+        let Some(id) = entry_id(entry) else {
+            return Ok(());
+        };
+        tracing::warn!(id = %id, "a batch queue entry that is not an item was dropped");
+        let mut connection = self.calls()?;
+        ack(priority, &id)
+            .query_async::<()>(&mut connection)
+            .await?;
+        Ok(())
+    }
+
+    async fn wanted_now(&self, delivery: &Delivery) -> Result<bool, BatchError> {
+        let mut connection = self.calls()?;
+        let meta = meta_key(&delivery.batch);
+        let (flags, stored): (MetaFlags, bool) = redis::pipe()
+            .cmd("HMGET")
+            .arg(&meta)
+            .arg("total")
+            .arg("cancelled")
+            .arg("started")
+            .cmd("HEXISTS")
+            .arg(results_key(&delivery.batch))
+            .arg(delivery.index)
+            .query_async(&mut connection)
+            .await?;
+        let (total, cancelled, started) = flags;
+        if total.is_none() || cancelled.as_deref() == Some("1") || stored {
+            return Ok(false);
+        }
+        if started.is_none() {
+            redis::cmd("HSET")
+                .arg(&meta)
+                .arg("started")
+                .arg(1)
+                .query_async::<()>(&mut connection)
+                .await?;
+        }
+        Ok(true)
+    }
+
+    async fn finish_now(
+        &self,
+        delivery: &Delivery,
+        result: Option<&str>,
+    ) -> Result<bool, BatchError> {
+        let (priority, id) = stream_handle(delivery)?;
+        let mut connection = self.calls()?;
+        let Some(result) = result else {
+            ack(priority, id).query_async::<()>(&mut connection).await?;
+            return Ok(false);
+        };
+        let ttl = self.settings.ttl.as_secs().max(1);
+        let results = results_key(&delivery.batch);
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("HSETNX")
+            .arg(&results)
+            .arg(delivery.index)
+            .arg(result)
+            .cmd("HLEN")
+            .arg(&results)
+            .cmd("EXPIRE")
+            .arg(&results)
+            .arg(ttl)
+            .ignore()
+            .cmd("EXPIRE")
+            .arg(meta_key(&delivery.batch))
+            .arg(ttl)
+            .ignore()
+            .cmd("XACK")
+            .arg(stream(priority))
+            .arg(GROUP)
+            .arg(id)
+            .ignore()
+            .cmd("XDEL")
+            .arg(stream(priority))
+            .arg(id)
+            .ignore();
+        let (written, stored): (bool, usize) = pipe.query_async(&mut connection).await?;
+        Ok(written && stored == delivery.total)
+    }
+
+    /// Makes the item idle for longer than the timeout: the next look for items to take over
+    /// (any replica's) takes it. Claimed with `JUSTID`, which does not count a hand-out; the
+    /// taking over does.
+    async fn give_back_now(&self, delivery: &Delivery) -> Result<(), BatchError> {
+        let (priority, id) = stream_handle(delivery)?;
+        let mut connection = self.calls()?;
+        let idle = self.settings.reclaim_idle.as_millis() as u64 * 2;
+        redis::cmd("XCLAIM")
+            .arg(stream(priority))
+            .arg(GROUP)
+            .arg(&self.settings.replica)
+            .arg(0)
+            .arg(id)
+            .arg("IDLE")
+            .arg(idle)
+            .arg("JUSTID")
+            .query_async::<()>(&mut connection)
+            .await?;
+        Ok(())
+    }
+
+    async fn heartbeat_now(&self, consumer: &str, delivery: &Delivery) -> Result<(), BatchError> {
+        let (priority, id) = stream_handle(delivery)?;
+        let mut connection = self.calls()?;
+        redis::cmd("XCLAIM")
+            .arg(stream(priority))
+            .arg(GROUP)
+            .arg(consumer)
+            .arg(0)
+            .arg(id)
+            .arg("JUSTID")
+            .query_async::<()>(&mut connection)
+            .await?;
+        Ok(())
+    }
+
+    async fn depth_now(&self) -> Result<QueueDepth, BatchError> {
+        let mut connection = self.calls()?;
+        let mut depth = QueueDepth::default();
+        for priority in Priority::ALL {
+            let (length, pending): (u64, Value) = redis::pipe()
+                .cmd("XLEN")
+                .arg(stream(priority))
+                .cmd("XPENDING")
+                .arg(stream(priority))
+                .arg(GROUP)
+                .query_async(&mut connection)
+                .await
+                .or_else(|error| {
+                    // No group yet: nothing was ever queued.
+                    if error.code() == Some("NOGROUP") {
+                        Ok((0, Value::Nil))
+                    } else {
+                        Err(error)
+                    }
+                })?;
+            let held = match &pending {
+                Value::Array(summary) => summary.first().and_then(int).unwrap_or(0),
+                _ => 0,
+            };
+            depth.pending += held;
+            depth.queued += length.saturating_sub(held);
+        }
+        Ok(depth)
+    }
+}
+
+/// `XREADGROUP` of one new entry from `priorities`' streams, waiting `block` ms if given.
+fn read_group(consumer: &str, priorities: &[Priority], block: Option<u64>) -> redis::Cmd {
+    let mut command = redis::cmd("XREADGROUP");
+    command
+        .arg("GROUP")
+        .arg(GROUP)
+        .arg(consumer)
+        .arg("COUNT")
+        .arg(1);
+    if let Some(ms) = block {
+        command.arg("BLOCK").arg(ms);
+    }
+    command.arg("STREAMS");
+    for priority in priorities {
+        command.arg(stream(*priority));
+    }
+    for _ in priorities {
+        command.arg(">");
+    }
+    command
+}
+
+/// `XACK` and `XDEL` of entry `id`, together.
+fn ack(priority: Priority, id: &str) -> redis::Pipeline {
+    let mut pipe = redis::pipe();
+    pipe.atomic()
+        .cmd("XACK")
+        .arg(stream(priority))
+        .arg(GROUP)
+        .arg(id)
+        .ignore()
+        .cmd("XDEL")
+        .arg(stream(priority))
+        .arg(id)
+        .ignore();
+    pipe
+}
+
+fn stream_handle(delivery: &Delivery) -> Result<(Priority, &str), BatchError> {
+    match &delivery.handle {
+        Handle::Stream { priority, id } => Ok((*priority, id)),
+        Handle::Local(_) => Err(BatchError::Store("not a stream entry".into())),
+    }
+}
+
+fn text(value: &Value) -> Option<String> {
+    match value {
+        Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
+        Value::SimpleString(text) => Some(text.clone()),
+        _ => None,
+    }
+}
+
+fn int(value: &Value) -> Option<u64> {
+    match value {
+        Value::Int(n) => u64::try_from(*n).ok(),
+        other => text(other)?.parse().ok(),
+    }
+}
+
+fn entry_id(entry: &Value) -> Option<String> {
+    match entry {
+        Value::Array(parts) => parts.first().and_then(text),
+        _ => None,
+    }
+}
+
+/// The first entry of an `XREADGROUP` reply (`[[stream, [[id, fields]]], ...]`), or `None`
+/// when it timed out or was empty.
+fn first_entry(reply: &Value) -> Result<Option<Delivery>, BatchError> {
+    let Value::Array(streams) = reply else {
+        return Ok(None);
+    };
+    for read in streams {
+        let Value::Array(parts) = read else { continue };
+        let (Some(name), Some(Value::Array(entries))) =
+            (parts.first().and_then(text), parts.get(1))
+        else {
+            continue;
+        };
+        let Some(priority) = Priority::ALL.into_iter().find(|p| stream(*p) == name) else {
+            continue;
+        };
+        if let Some(entry) = entries.first() {
+            return Ok(Some(parse_entry(priority, entry).unwrap_or_else(|| {
+                // Not an item: it fails its attempts and is dropped (see `Delivery::batch`).
+                undecodable(priority, entry)
+            })));
+        }
+    }
+    Ok(None)
+}
+
+/// An entry `[id, [field, value, ...]]` as an item, once handed out.
+fn parse_entry(priority: Priority, entry: &Value) -> Option<Delivery> {
+    let Value::Array(parts) = entry else {
+        return None;
+    };
+    let id = parts.first().and_then(text)?;
+    let Some(Value::Array(fields)) = parts.get(1) else {
+        return None;
+    };
+    let mut map = HashMap::new();
+    for pair in fields.chunks(2) {
+        if let [field, value] = pair {
+            map.insert(text(field)?, text(value)?);
+        }
+    }
+    Some(Delivery {
+        batch: map.remove("batch")?,
+        index: map.get("index")?.parse().ok()?,
+        total: map.get("total")?.parse().ok()?,
+        item: map.remove("item")?,
+        budget_ms: map.get("budget_ms").and_then(|b| b.parse().ok()),
+        attempts: 1,
+        reclaimed: false,
+        priority,
+        handle: Handle::Stream { priority, id },
+    })
+}
+
+/// An entry that is not an item, as a delivery whose item never decodes: its attempts run
+/// out and its "result" (under an index no batch has) is dropped with it.
+fn undecodable(priority: Priority, entry: &Value) -> Delivery {
+    Delivery {
+        batch: String::new(),
+        index: usize::MAX,
+        total: 0,
+        item: String::new(),
+        budget_ms: None,
+        attempts: 1,
+        reclaimed: false,
+        priority,
+        handle: Handle::Stream {
+            priority,
+            id: entry_id(entry).unwrap_or_default(),
+        },
+    }
+}
+
+/// The hand-outs of the one entry of an `XPENDING key group id id 1` reply.
+fn pending_count(reply: &Value) -> Option<u64> {
+    let Value::Array(rows) = reply else {
+        return None;
+    };
+    let Value::Array(row) = rows.first()? else {
+        return None;
+    };
+    row.get(3).and_then(int)
+}
+
+impl BatchStore for RedisStore {
+    fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<(), BatchError>> {
+        self.create_now(batch).boxed()
+    }
+
+    fn view<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>> {
+        async move {
+            let mut connection = self.calls()?;
+            self.view_now(&mut connection, id).await
+        }
+        .boxed()
+    }
+
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>> {
+        self.cancel_now(id).boxed()
+    }
+
+    fn take<'a>(
+        &'a self,
+        consumer: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Delivery>, BatchError>> {
+        self.take_now(consumer).boxed()
+    }
+
+    fn wanted<'a>(&'a self, delivery: &'a Delivery) -> BoxFuture<'a, Result<bool, BatchError>> {
+        self.wanted_now(delivery).boxed()
+    }
+
+    fn finish<'a>(
+        &'a self,
+        delivery: &'a Delivery,
+        result: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<bool, BatchError>> {
+        self.finish_now(delivery, result).boxed()
+    }
+
+    fn give_back<'a>(
+        &'a self,
+        delivery: &'a Delivery,
+        _failed: bool,
+    ) -> BoxFuture<'a, Result<(), BatchError>> {
+        self.give_back_now(delivery).boxed()
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        consumer: &'a str,
+        delivery: &'a Delivery,
+    ) -> BoxFuture<'a, Result<(), BatchError>> {
+        self.heartbeat_now(consumer, delivery).boxed()
+    }
+
+    fn depth(&self) -> BoxFuture<'_, Result<QueueDepth, BatchError>> {
+        self.depth_now().boxed()
+    }
+}
