@@ -175,7 +175,7 @@ impl Session {
             text[y][x] = side.letter();
         }
         let rows_text: Vec<String> = text.into_iter().map(|r| r.into_iter().collect()).collect();
-        let position = crate::games::Grid::parse(&rows_text, super::MAX_SIDE)
+        let position = crate::games::Grid::parse(&rows_text, crate::games::gomoku::MAX_SIDE)
             .and_then(|grid| Gomoku::from_grid(&grid, Some(we), &self.rules));
         match position {
             Ok(p) => {
