@@ -5,31 +5,36 @@
 //! counts), the win test (a cell whose pattern is a five), move ordering (threats made and
 //! blocked), the threat rules that prune the moves worth searching, and the horizon extension
 //! of forced answers.
-//! [`Gomoku::think`] runs the threat searches ([`vcf`], [`vct`]) first, then on big boards
+//! `Gomoku::think` (`think.rs`) runs the threat searches ([`vcf`], [`vct`]) first, then on big boards
 //! gomoku's own alpha-beta ([`search`]: threats inside the tree, hard pruning where the position
 //! is quiet) and on small ones the exact generic engine, then checks the chosen move against the
-//! opponent's threats. (The Gomocup protocol is a tool, `tools::pbrain`.)
+//! opponent's threats (`defence.rs`). (The Gomocup protocol is a tool, `tools::pbrain`.)
 //!
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
 //! - [`board`]: stones, line masks, incremental patterns, cell shapes and hash.
 //! - [`eval`]: the evaluation's weights (fitted to a strong engine's judgement).
+//! - `think`: how a move is chosen, search by search.
 //! - [`search`]: the main search on big boards ([`search::ThreatSearch`]).
+//! - `defence`: the check of the chosen move against the opponent's threats.
+//! - [`cell_set`]: the board's sets of threat cells.
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
 //! - [`renju`]: renju's forbidden points for black (exact, recursive).
 
 pub mod board;
 pub mod cell_set;
+mod defence;
 pub mod eval;
 pub mod patterns;
 pub mod renju;
 pub mod search;
+mod think;
 pub mod vcf;
 pub mod vct;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::engine::search::search as exact_search;
 use crate::engine::{
@@ -368,6 +373,17 @@ impl Gomoku {
 }
 
 impl Gomoku {
+    /// Whether `cell` makes or stops a threat: an open three or more for the mover, a four for
+    /// the opponent, or a double threat of either side. Such moves are never reduced.
+    fn is_tactical(&self, cell: usize) -> bool {
+        let me = self.to_move.index();
+        self.board.best_level(cell, me) >= OPEN_THREE
+            || self.board.best_level(cell, 1 - me) >= FOUR
+            || self.board.combo[cell]
+                .iter()
+                .any(|&class| (1..=board::DOUBLE_FOUR).contains(&(class as usize)))
+    }
+
     /// The threat rules: win if possible; else block a five; against an open three answer only
     /// with moves that can matter (fours of our own, or cells on the threatened line).
     fn threat_moves(&self, out: &mut Vec<Move>) {
@@ -609,358 +625,7 @@ impl BoardGame for Gomoku {
         options: SearchOptions,
         table: &TranspositionTable,
     ) -> SearchReport {
-        if options.algorithm == Algorithm::Minimax
-            || options.analysis
-            || self.status() != Status::Ongoing
-        {
-            return exact_search(self, limits, options, table);
-        }
-        let start = Instant::now();
-        if let Some(mv) = self.immediate_win() {
-            return proven_win(mv, vec![mv], 1, 1, start, StopReason::Proven);
-        }
-        let deadline = limits.deadline.map(|d| d.0);
-        let share = |fraction: u32| {
-            deadline
-                .map(|d| Instant::now() + d.saturating_duration_since(Instant::now()) / fraction)
-        };
-        let mut solver = vcf::Vcf::new(self.clone());
-        let mut vct_nodes = 0;
-        // Under renju the threat solvers know black's forbidden points (never played, as a
-        // threat or a block; a four or three completed only on one is no threat), so black
-        // runs them too.
-        if self.board.level_count[self.to_move.other().index()][FIVE as usize] == 0 {
-            // Step 2. Our own VCF, with up to a third of the budget (usually far less).
-            let vcf_limits = vcf::VcfLimits {
-                deadline: share(3),
-                max_nodes: limits.max_nodes.map_or(u64::MAX, |n| n / 8),
-                cancel: limits.cancel.clone(),
-                max_depth: vcf::MAX_FOURS,
-            };
-            if let Some(line) = solver.solve(&vcf_limits) {
-                let plies = line.len() as u32;
-                return proven_win(
-                    line[0],
-                    line,
-                    plies,
-                    solver.nodes(),
-                    start,
-                    StopReason::Proven,
-                );
-            }
-            // Step 2b. Our own VCT (fours and threes), with up to a quarter of what is left and a
-            // node cap: a VCT that exists is usually found fast, and the main search needs the time.
-            let vct_limits = vct::VctLimits {
-                deadline: share(4),
-                max_nodes: limits
-                    .max_nodes
-                    .map_or(ROOT_VCT_NODES, |n| (n / 8).min(ROOT_VCT_NODES)),
-                cancel: limits.cancel.clone(),
-            };
-            let mut threats = vct::Vct::new(self.clone());
-            let found = threats.solve(limits.max_depth.unwrap_or(vct::MAX_THREATS), &vct_limits);
-            if let Some((mv, plies)) = found {
-                let nodes = solver.nodes() + threats.nodes();
-                return proven_win(mv, vec![mv], plies, nodes, start, StopReason::Proven);
-            }
-            vct_nodes = threats.nodes();
-        }
-        // Step 3. The engine, keeping back 30 % of the time (and an eighth of the nodes) for
-        // step 4. A clean check takes a few milliseconds, but when the chosen move loses, each
-        // alternative costs 2,000 to 25,000 threat nodes (up to 50 ms on a busy machine) and
-        // the safe one may be the sixth tried: with a fifth kept back the defence often ran out
-        // of time and played a move whose check was cut short.
-        let threat_nodes = solver.nodes() + vct_nodes;
-        let mut engine_limits = limits.clone();
-        engine_limits.max_nodes = limits
-            .max_nodes
-            .map(|n| n.saturating_sub(threat_nodes + n / 8).max(1));
-        if let Some(d) = deadline {
-            let remaining = d.saturating_duration_since(Instant::now());
-            engine_limits.deadline =
-                Some(crate::engine::Deadline(Instant::now() + remaining * 7 / 10));
-        }
-        let mut report = if self.board.cells.len() > search::THREAT_SEARCH_MIN_CELLS {
-            let mut report =
-                search::ThreatSearch::new(self.clone(), table, engine_limits.clone()).run();
-            // The threat search prunes, so it may miss the move that refutes a "forced" line:
-            // its decisive scores are strong hints, not proofs, until the exact search
-            // confirms them.
-            if let Some(claim) = Proof::from_decisive(report.score) {
-                match self.confirm(claim, &engine_limits, options, table) {
-                    Some(exact) => {
-                        report.nodes += exact.nodes;
-                        report.score = exact.score;
-                        report.proof = exact.proof;
-                        report.best_move = exact.best_move;
-                        report.pv = exact.pv;
-                    }
-                    None => {
-                        report.score = report.score.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1);
-                        report.stop_reason = StopReason::Depth;
-                    }
-                }
-            }
-            report
-        } else {
-            exact_search(self, &engine_limits, options, table)
-        };
-        // Step 4. Defence: if the chosen move lets the opponent win by continuous fours or
-        // threats, or its check was cut short by the node cap (the opponent's threats are too
-        // many to rule out), look for a candidate shown safe, trying the cells of the
-        // opponent's winning line first, then the moves the main search preferred, then the
-        // rest in threat order. See [`Gomoku::defend`].
-        let proven = report.proof.is_some_and(|p| p.outcome == Outcome::Win);
-        let used_before_check = report.nodes + threat_nodes;
-        let mut check = ThreatCheck {
-            vcf: solver,
-            vct: vct::Vct::new(self.clone()),
-            vcf_limits: vcf::VcfLimits {
-                deadline,
-                max_nodes: 20_000,
-                cancel: limits.cancel.clone(),
-                max_depth: vcf::MAX_FOURS,
-            },
-            vct_limits: vct::VctLimits {
-                deadline,
-                max_nodes: 25_000,
-                cancel: limits.cancel.clone(),
-            },
-        };
-        if let Some(cap) = limits.max_nodes {
-            // What is left of the node cap, shared by the checks below.
-            let left = cap.saturating_sub(used_before_check);
-            check.vcf_limits.max_nodes = check.vcf_limits.max_nodes.min(left / 2);
-            check.vct_limits.max_nodes = check.vct_limits.max_nodes.min(left / 4);
-        }
-        let node_cap = limits
-            .max_nodes
-            .map(|n| n.saturating_sub(used_before_check));
-        let within_cap = |check: &ThreatCheck| {
-            node_cap.is_none_or(|cap| check.vcf.nodes() + check.vct.nodes() < cap)
-        };
-        if let (Some(best), false) = (report.best_move, proven) {
-            let verdict = self.opponent_threat_after(best, &mut check);
-            let keys = match verdict {
-                Threat::Found(keys) => Some((keys, false)),
-                Threat::Unknown => Some((Vec::new(), true)),
-                Threat::None => None,
-            };
-            if let Some((keys, best_unknown)) = keys
-                && let Some(mv) = self.defend(
-                    best,
-                    best_unknown,
-                    &keys,
-                    &report,
-                    &mut check,
-                    deadline,
-                    &within_cap,
-                )
-            {
-                report.best_move = Some(mv);
-                report.pv = vec![mv];
-            }
-        }
-        report.nodes += check.vcf.nodes() + check.vct.nodes() + vct_nodes;
-        report.elapsed = start.elapsed();
-        report
-    }
-}
-
-/// What the defence check found about the opponent's threats after one of our moves.
-enum Threat {
-    /// A forced win: the cells its line plays (candidates for our defence).
-    Found(Vec<Move>),
-    /// No five, VCF or short VCT.
-    None,
-    /// A limit stopped the search before it could tell.
-    Unknown,
-}
-
-/// The solvers and limits of the defence check (step 4 of [`Gomoku::think`]).
-struct ThreatCheck {
-    vcf: vcf::Vcf,
-    vct: vct::Vct,
-    vcf_limits: vcf::VcfLimits,
-    vct_limits: vct::VctLimits,
-}
-
-/// The VCT node cap of the defence's first pass over the alternatives (see
-/// [`Gomoku::defend`]).
-const QUICK_VCT_NODES: u64 = 6_000;
-
-/// Most nodes the root VCT may visit.
-const ROOT_VCT_NODES: u64 = 100_000;
-
-/// Threats (attacker moves) the opponent's VCT may use, in the defence check: the opponent's
-/// wins that decided lost games ran 8 to 14 threats deep, so the check gets the full depth
-/// (with the related-threat rule of [`vct`] a failing check rarely needs its node cap).
-const DEFENCE_VCT_DEPTH: u32 = vct::MAX_THREATS;
-
-impl Gomoku {
-    /// Re-searches a decisive result of the selective search exactly (every candidate move, to
-    /// the claimed length, with what is left of the time), and returns the exact report when it
-    /// proves the same outcome. Short forced lines, the ones worth reporting, confirm in
-    /// microseconds; long ones usually run out of time and stay unproven.
-    fn confirm(
-        &self,
-        claim: Proof,
-        limits: &SearchLimits,
-        options: SearchOptions,
-        table: &TranspositionTable,
-    ) -> Option<SearchReport> {
-        let mut exact_limits = limits.clone();
-        exact_limits.max_depth = Some(claim.plies_to_end);
-        let exact = exact_search(self, &exact_limits, options, table);
-        exact
-            .proof
-            .is_some_and(|p| p.outcome == claim.outcome)
-            .then_some(exact)
-    }
-
-    /// Whether `cell` makes or stops a threat: an open three or more for the mover, a four for
-    /// the opponent, or a double threat of either side. Such moves are never reduced.
-    fn is_tactical(&self, cell: usize) -> bool {
-        let me = self.to_move.index();
-        self.board.best_level(cell, me) >= OPEN_THREE
-            || self.board.best_level(cell, 1 - me) >= FOUR
-            || self.board.combo[cell]
-                .iter()
-                .any(|&class| (1..=board::DOUBLE_FOUR).contains(&(class as usize)))
-    }
-
-    /// After our `mv`: the opponent's five, VCF or short VCT, if it has one.
-    fn opponent_threat_after(&self, mv: Move, check: &mut ThreatCheck) -> Threat {
-        let mut after = self.clone();
-        after.make(mv);
-        if after.status() != Status::Ongoing {
-            return Threat::None;
-        }
-        if let Some(win) = after.immediate_win() {
-            return Threat::Found(vec![win]);
-        }
-        // If we threaten five, the opponent must block first: both searches handle that.
-        check.vcf.set_position(&after);
-        if let Some(line) = check.vcf.solve(&check.vcf_limits) {
-            return Threat::Found(line.into_iter().step_by(2).collect());
-        }
-        if check.vcf.stopped() {
-            return Threat::Unknown;
-        }
-        check.vct.set_position(&after);
-        match check.vct.solve(DEFENCE_VCT_DEPTH, &check.vct_limits) {
-            Some((first, _)) => Threat::Found(vec![first]),
-            None if check.vct.stopped() => Threat::Unknown,
-            None => Threat::None,
-        }
-    }
-
-    /// Step 4 of `think`: a replacement for `best`, whose check found an opponent's win by
-    /// threats (`keys`, the cells its line plays) or, when `best_unknown`, was cut short.
-    ///
-    /// A move shown safe is what the defence is for, so the candidates are checked in two
-    /// passes: first with a small VCT node cap ([`QUICK_VCT_NODES`]), which settles most moves
-    /// (a losing move's threat win, or a safe move's failure, is usually found in a few
-    /// thousand nodes), then the moves that pass left open with the full cap. Without the
-    /// first pass one move whose opponent has many threats could eat the whole cap and the
-    /// time, and the safe move behind it was never reached. A move whose check was cut short
-    /// both times is played only when `best` is shown to lose (a move not shown to lose beats
-    /// one that is), never in place of a `best` that was itself only unsure.
-    #[allow(clippy::too_many_arguments)]
-    fn defend(
-        &self,
-        best: Move,
-        best_unknown: bool,
-        keys: &[Move],
-        report: &SearchReport,
-        check: &mut ThreatCheck,
-        deadline: Option<Instant>,
-        within_cap: &dyn Fn(&ThreatCheck) -> bool,
-    ) -> Option<Move> {
-        // Order: the opponent's key cells, then the moves the main search preferred at
-        // its earlier depths (deepest first), then the rest by threat order.
-        let mut moves = Vec::new();
-        self.search_moves(&mut moves);
-        let preferred: Vec<Move> = report
-            .iterations
-            .iter()
-            .rev()
-            .map(|it| it.best_move)
-            .collect();
-        let rank = |m: &Move| {
-            if keys.contains(m) {
-                0
-            } else {
-                preferred
-                    .iter()
-                    .position(|p| p == m)
-                    .map_or(usize::MAX, |i| i + 1)
-            }
-        };
-        moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
-        moves.sort_by_key(rank);
-        moves.retain(|&m| m != best);
-        let full_cap = check.vct_limits.max_nodes;
-        let caps = [QUICK_VCT_NODES.min(full_cap), full_cap];
-        // Moves whose last check was cut short, in order.
-        let mut unsure: Vec<Move> = Vec::new();
-        let mut safe = None;
-        'passes: for (pass, &cap) in caps.iter().enumerate() {
-            if pass > 0 && cap == caps[0] {
-                break;
-            }
-            check.vct_limits.max_nodes = cap;
-            let mut open = Vec::new();
-            for &mv in &moves {
-                if deadline.is_some_and(|d| Instant::now() >= d) || !within_cap(check) {
-                    break 'passes;
-                }
-                match self.opponent_threat_after(mv, check) {
-                    Threat::None => {
-                        safe = Some(mv);
-                        break 'passes;
-                    }
-                    Threat::Unknown => {
-                        open.push(mv);
-                        if !unsure.contains(&mv) {
-                            unsure.push(mv);
-                        }
-                    }
-                    Threat::Found(_) => unsure.retain(|&u| u != mv),
-                }
-            }
-            moves = open;
-        }
-        check.vct_limits.max_nodes = full_cap;
-        safe.or_else(|| unsure.first().copied().filter(|_| !best_unknown))
-    }
-}
-
-/// The report of a win proven by the threat search.
-fn proven_win(
-    mv: Move,
-    pv: Vec<Move>,
-    plies: u32,
-    nodes: u64,
-    start: Instant,
-    stop_reason: StopReason,
-) -> SearchReport {
-    let score = WIN - plies as Score;
-    SearchReport {
-        best_move: Some(mv),
-        score,
-        proof: Some(Proof {
-            outcome: Outcome::Win,
-            plies_to_end: plies,
-        }),
-        depth: plies,
-        nodes,
-        table: TableStats::default(),
-        elapsed: start.elapsed().max(Duration::from_nanos(1)),
-        stop_reason,
-        pv,
-        root_moves: Vec::new(),
-        iterations: Vec::new(),
+        self.choose_move(limits, options, table)
     }
 }
 

@@ -1,0 +1,231 @@
+//! How gomoku chooses a move ([`Gomoku::choose_move`], behind `BoardGame::think`): a five or a
+//! forced block first, then the threat searches (VCF, a capped VCT) at the root, then the main
+//! search (gomoku's own [`super::search`] on big boards, the exact generic engine on small
+//! ones), a decisive score confirmed by the exact engine before it is reported as a proof, and
+//! last the defence check ([`super::defence`]) of the chosen move against the opponent's
+//! threats.
+//!
+//! The key idea: every claim of a proven outcome comes from an exact search, the selective
+//! searches only propose.
+
+use std::time::{Duration, Instant};
+
+use super::defence::{Threat, ThreatCheck};
+use super::*;
+
+/// Most nodes the root VCT may visit.
+const ROOT_VCT_NODES: u64 = 100_000;
+
+impl Gomoku {
+    /// The body of `BoardGame::think` for gomoku (its documentation is there).
+    pub(super) fn choose_move(
+        &self,
+        limits: &SearchLimits,
+        options: SearchOptions,
+        table: &TranspositionTable,
+    ) -> SearchReport {
+        if options.algorithm == Algorithm::Minimax
+            || options.analysis
+            || self.status() != Status::Ongoing
+        {
+            return exact_search(self, limits, options, table);
+        }
+        let start = Instant::now();
+        if let Some(mv) = self.immediate_win() {
+            return proven_win(mv, vec![mv], 1, 1, start, StopReason::Proven);
+        }
+        let deadline = limits.deadline.map(|d| d.0);
+        let share = |fraction: u32| {
+            deadline
+                .map(|d| Instant::now() + d.saturating_duration_since(Instant::now()) / fraction)
+        };
+        let mut solver = vcf::Vcf::new(self.clone());
+        let mut vct_nodes = 0;
+        // Under renju the threat solvers know black's forbidden points (never played, as a
+        // threat or a block; a four or three completed only on one is no threat), so black
+        // runs them too.
+        if self.board.level_count[self.to_move.other().index()][FIVE as usize] == 0 {
+            // Step 2. Our own VCF, with up to a third of the budget (usually far less).
+            let vcf_limits = vcf::VcfLimits {
+                deadline: share(3),
+                max_nodes: limits.max_nodes.map_or(u64::MAX, |n| n / 8),
+                cancel: limits.cancel.clone(),
+                max_depth: vcf::MAX_FOURS,
+            };
+            if let Some(line) = solver.solve(&vcf_limits) {
+                let plies = line.len() as u32;
+                return proven_win(
+                    line[0],
+                    line,
+                    plies,
+                    solver.nodes(),
+                    start,
+                    StopReason::Proven,
+                );
+            }
+            // Step 2b. Our own VCT (fours and threes), with up to a quarter of what is left and a
+            // node cap: a VCT that exists is usually found fast, and the main search needs the time.
+            let vct_limits = vct::VctLimits {
+                deadline: share(4),
+                max_nodes: limits
+                    .max_nodes
+                    .map_or(ROOT_VCT_NODES, |n| (n / 8).min(ROOT_VCT_NODES)),
+                cancel: limits.cancel.clone(),
+            };
+            let mut threats = vct::Vct::new(self.clone());
+            let found = threats.solve(limits.max_depth.unwrap_or(vct::MAX_THREATS), &vct_limits);
+            if let Some((mv, plies)) = found {
+                let nodes = solver.nodes() + threats.nodes();
+                return proven_win(mv, vec![mv], plies, nodes, start, StopReason::Proven);
+            }
+            vct_nodes = threats.nodes();
+        }
+        // Step 3. The engine, keeping back 30 % of the time (and an eighth of the nodes) for
+        // step 4. A clean check takes a few milliseconds, but when the chosen move loses, each
+        // alternative costs 2,000 to 25,000 threat nodes (up to 50 ms on a busy machine) and
+        // the safe one may be the sixth tried: with a fifth kept back the defence often ran out
+        // of time and played a move whose check was cut short.
+        let threat_nodes = solver.nodes() + vct_nodes;
+        let mut engine_limits = limits.clone();
+        engine_limits.max_nodes = limits
+            .max_nodes
+            .map(|n| n.saturating_sub(threat_nodes + n / 8).max(1));
+        if let Some(d) = deadline {
+            let remaining = d.saturating_duration_since(Instant::now());
+            engine_limits.deadline =
+                Some(crate::engine::Deadline(Instant::now() + remaining * 7 / 10));
+        }
+        let mut report = if self.board.cells.len() > search::THREAT_SEARCH_MIN_CELLS {
+            let mut report =
+                search::ThreatSearch::new(self.clone(), table, engine_limits.clone()).run();
+            // The threat search prunes, so it may miss the move that refutes a "forced" line:
+            // its decisive scores are strong hints, not proofs, until the exact search
+            // confirms them.
+            if let Some(claim) = Proof::from_decisive(report.score) {
+                match self.confirm(claim, &engine_limits, options, table) {
+                    Some(exact) => {
+                        report.nodes += exact.nodes;
+                        report.score = exact.score;
+                        report.proof = exact.proof;
+                        report.best_move = exact.best_move;
+                        report.pv = exact.pv;
+                    }
+                    None => {
+                        report.score = report.score.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1);
+                        report.stop_reason = StopReason::Depth;
+                    }
+                }
+            }
+            report
+        } else {
+            exact_search(self, &engine_limits, options, table)
+        };
+        // Step 4. Defence: if the chosen move lets the opponent win by continuous fours or
+        // threats, or its check was cut short by the node cap (the opponent's threats are too
+        // many to rule out), look for a candidate shown safe, trying the cells of the
+        // opponent's winning line first, then the moves the main search preferred, then the
+        // rest in threat order. See [`Gomoku::defend`].
+        let proven = report.proof.is_some_and(|p| p.outcome == Outcome::Win);
+        let used_before_check = report.nodes + threat_nodes;
+        let mut check = ThreatCheck {
+            vcf: solver,
+            vct: vct::Vct::new(self.clone()),
+            vcf_limits: vcf::VcfLimits {
+                deadline,
+                max_nodes: 20_000,
+                cancel: limits.cancel.clone(),
+                max_depth: vcf::MAX_FOURS,
+            },
+            vct_limits: vct::VctLimits {
+                deadline,
+                max_nodes: 25_000,
+                cancel: limits.cancel.clone(),
+            },
+        };
+        if let Some(cap) = limits.max_nodes {
+            // What is left of the node cap, shared by the checks below.
+            let left = cap.saturating_sub(used_before_check);
+            check.vcf_limits.max_nodes = check.vcf_limits.max_nodes.min(left / 2);
+            check.vct_limits.max_nodes = check.vct_limits.max_nodes.min(left / 4);
+        }
+        let node_cap = limits
+            .max_nodes
+            .map(|n| n.saturating_sub(used_before_check));
+        let within_cap = |check: &ThreatCheck| {
+            node_cap.is_none_or(|cap| check.vcf.nodes() + check.vct.nodes() < cap)
+        };
+        if let (Some(best), false) = (report.best_move, proven) {
+            let verdict = self.opponent_threat_after(best, &mut check);
+            let keys = match verdict {
+                Threat::Found(keys) => Some((keys, false)),
+                Threat::Unknown => Some((Vec::new(), true)),
+                Threat::None => None,
+            };
+            if let Some((keys, best_unknown)) = keys
+                && let Some(mv) = self.defend(
+                    best,
+                    best_unknown,
+                    &keys,
+                    &report,
+                    &mut check,
+                    deadline,
+                    &within_cap,
+                )
+            {
+                report.best_move = Some(mv);
+                report.pv = vec![mv];
+            }
+        }
+        report.nodes += check.vcf.nodes() + check.vct.nodes() + vct_nodes;
+        report.elapsed = start.elapsed();
+        report
+    }
+
+    /// Re-searches a decisive result of the selective search exactly (every candidate move, to
+    /// the claimed length, with what is left of the time), and returns the exact report when it
+    /// proves the same outcome. Short forced lines, the ones worth reporting, confirm in
+    /// microseconds; long ones usually run out of time and stay unproven.
+    fn confirm(
+        &self,
+        claim: Proof,
+        limits: &SearchLimits,
+        options: SearchOptions,
+        table: &TranspositionTable,
+    ) -> Option<SearchReport> {
+        let mut exact_limits = limits.clone();
+        exact_limits.max_depth = Some(claim.plies_to_end);
+        let exact = exact_search(self, &exact_limits, options, table);
+        exact
+            .proof
+            .is_some_and(|p| p.outcome == claim.outcome)
+            .then_some(exact)
+    }
+}
+
+/// The report of a win proven by the threat search.
+fn proven_win(
+    mv: Move,
+    pv: Vec<Move>,
+    plies: u32,
+    nodes: u64,
+    start: Instant,
+    stop_reason: StopReason,
+) -> SearchReport {
+    let score = WIN - plies as Score;
+    SearchReport {
+        best_move: Some(mv),
+        score,
+        proof: Some(Proof {
+            outcome: Outcome::Win,
+            plies_to_end: plies,
+        }),
+        depth: plies,
+        nodes,
+        table: TableStats::default(),
+        elapsed: start.elapsed().max(Duration::from_nanos(1)),
+        stop_reason,
+        pv,
+        root_moves: Vec::new(),
+        iterations: Vec::new(),
+    }
+}
