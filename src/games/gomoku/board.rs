@@ -269,8 +269,8 @@ pub struct Board {
     pub stone_hash: u64,
     pub stones: u32,
     /// Every pattern slot `place` changed, oldest first, so that `remove` restores them instead
-    /// of recomputing: the search removes the last stone placed, and undoing the log is a
-    /// tenth of the work of refreshing 36 cells' patterns again.
+    /// of recomputing: the search removes the last stone placed, and undoing the log costs
+    /// about a quarter of refreshing the 36 cells' patterns again (callgrind, benches/gomoku.rs).
     undo: Vec<PatternChange>,
     /// Per placed stone still on the log: (its cell, where its changes start in `undo`).
     frames: Vec<(u16, u32)>,
@@ -336,8 +336,6 @@ impl Board {
 
     /// Recomputes all patterns and counters from the stones alone.
     pub fn refresh_all(&mut self) {
-        self.undo.clear();
-        self.frames.clear();
         self.level_count = [[0; LEVELS]; 2];
         self.combo_count = [[0; COMBO_CLASSES]; 2];
         self.pair_count = [[0; PAIR_CLASSES]; 2];
@@ -353,6 +351,9 @@ impl Board {
                 }
             }
         }
+        // Nothing before this point can be undone: the log starts here.
+        self.undo.clear();
+        self.frames.clear();
     }
 
     #[inline]

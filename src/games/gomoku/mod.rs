@@ -5,10 +5,11 @@
 //! counts), the win test (a cell whose pattern is a five), move ordering (threats made and
 //! blocked), the threat rules that prune the moves worth searching, and the horizon extension
 //! of forced answers.
-//! `Gomoku::think` (`think.rs`) runs the threat searches ([`vcf`], [`vct`]) first, then on big boards
-//! gomoku's own alpha-beta ([`search`]: threats inside the tree, hard pruning where the position
-//! is quiet) and on small ones the exact generic engine, then checks the chosen move against the
-//! opponent's threats (`defence.rs`). (The Gomocup protocol is a tool, `tools::pbrain`.)
+//! `Gomoku::think` (`think.rs`) runs the threat searches ([`vcf`], [`vct`]) first, then on big
+//! boards gomoku's own alpha-beta ([`search`]: threats inside the tree, hard pruning where the
+//! position is quiet) and on small ones the exact generic engine, then checks the chosen move
+//! against the opponent's threats (`defence.rs`). (The Gomocup protocol is a tool,
+//! `tools::pbrain`.)
 //!
 //! - [`patterns`]: what a stone on a cell would make along one line (tabulated).
 //! - [`board`]: stones, line masks, incremental patterns, cell shapes and hash.

@@ -63,8 +63,9 @@ impl Gomoku {
                     StopReason::Proven,
                 );
             }
-            // Step 2b. Our own VCT (fours and threes), with up to a quarter of what is left and a
-            // node cap: a VCT that exists is usually found fast, and the main search needs the time.
+            // Step 2b. Our own VCT (fours and threes), with up to a quarter of what is left and
+            // a node cap: a VCT that exists is usually found fast, and the main search needs the
+            // time.
             let vct_limits = vct::VctLimits {
                 deadline: share(4),
                 max_nodes: limits
