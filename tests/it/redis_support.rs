@@ -242,9 +242,15 @@ impl Redis {
         Some(connection)
     }
 
+    /// How many answers the shared cache holds: its `kibitz:v{FORMAT_VERSION}:` keys, not the
+    /// batch queue's streams (`kibitz:batch:...`), which every replica creates when it starts.
     pub fn keys(&self) -> usize {
         let mut connection = self.connection().expect("redis answers");
-        redis::cmd("DBSIZE").query(&mut connection).expect("DBSIZE")
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(ANSWER_KEYS)
+            .query(&mut connection)
+            .expect("KEYS");
+        keys.len()
     }
 }
 
@@ -412,6 +418,9 @@ pub fn connect4_request(opening: &[usize]) -> Value {
 }
 
 /// Waits until Redis holds `keys` answers (stores run after the answer is sent).
+/// The pattern of the shared cache's answer keys (every format version).
+pub const ANSWER_KEYS: &str = "kibitz:v*";
+
 pub async fn wait_for_keys(redis: &Redis, keys: usize) {
     for _ in 0..200 {
         if redis.keys() >= keys {

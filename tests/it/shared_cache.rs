@@ -107,7 +107,7 @@ async fn a_garbage_value_under_a_key_is_ignored_and_counted() {
 /// The key the replicas' one answer is stored under (the only key in Redis).
 fn only_key(redis: &Redis) -> String {
     let mut connection = redis.connection().expect("redis answers");
-    let keys: Vec<String> = connection.keys("kibitz:*").expect("KEYS");
+    let keys: Vec<String> = connection.keys(ANSWER_KEYS).expect("KEYS");
     assert_eq!(keys.len(), 1, "{keys:?}");
     keys.into_iter().next().unwrap_or_default()
 }
