@@ -65,6 +65,20 @@ pub struct SearchLimits {
 }
 
 impl SearchLimits {
+    /// The limits of a Lazy SMP helper of a search under `self`: the same deadline and depth,
+    /// no node cap (the calling thread's count is the one capped), stopped by `stop` (raised
+    /// when the calling thread ends), and no progress reports (the caller's iterations are the
+    /// answer's).
+    pub fn for_helper(&self, stop: &CancelFlag) -> SearchLimits {
+        SearchLimits {
+            deadline: self.deadline,
+            max_depth: self.max_depth,
+            max_nodes: None,
+            cancel: Some(stop.clone()),
+            progress: None,
+        }
+    }
+
     /// Limits with only a time budget from now.
     pub fn with_budget(budget: Duration) -> Self {
         SearchLimits {

@@ -78,14 +78,7 @@ fn search_lazy_smp<G: Game>(
     start: Instant,
 ) -> SearchReport {
     let stop = super::limits::CancelFlag::new();
-    let helper_limits = SearchLimits {
-        deadline: limits.deadline,
-        max_depth: limits.max_depth,
-        max_nodes: None,
-        cancel: Some(stop.clone()),
-        // Only the main thread reports progress: its iterations are the answer's.
-        progress: None,
-    };
+    let helper_limits = limits.for_helper(&stop);
     std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..=options.helper_threads)
             .map(|i| {

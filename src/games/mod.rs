@@ -206,6 +206,12 @@ pub trait BoardGame: Game + Debug {
     /// Largest board side accepted, checked before a board is read cell by cell.
     const MAX_SIDE: usize;
 
+    /// Whether [`BoardGame::think`] plays better with a helper thread
+    /// (`SearchOptions::helper_threads`) when the service has an idle core: gomoku's threat
+    /// search does (docs/benchmarks.md, "Lazy SMP"). The others search on one thread, which
+    /// keeps their node counts those of one search.
+    const SPARE_CORE_HELPS: bool = false;
+
     /// Builds a position, rejecting boards that cannot arise in the game.
     fn from_grid(
         grid: &Grid,

@@ -535,11 +535,18 @@ impl Service {
             cancel: Some(cancel),
             progress: None,
         };
+        // One search per worker and one worker per core: a helper thread takes a core only
+        // when another worker is idle now (it would otherwise compete with a search), only
+        // for a game that gains from it, never for a deterministic or node-capped search (a
+        // second thread's timing would change its answer; its nodes are not capped).
+        let spare_core = G::SPARE_CORE_HELPS
+            && !style.deterministic
+            && asked.max_nodes.is_none()
+            && self.inner.pool.idle_workers() >= 2;
         let options = SearchOptions {
             algorithm: query.algorithm,
             analysis: query.analysis,
-            // One search per worker and one worker per core: helper threads would only
-            // compete with the other workers (see benches/lazy_smp.rs).
+            helper_threads: usize::from(spare_core),
             ..SearchOptions::default()
         };
         let shared_table = (!style.deterministic).then(|| self.table_for::<G>());

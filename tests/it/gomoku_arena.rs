@@ -206,6 +206,21 @@ fn an_engine_judge_keeps_only_the_openings_it_scores_within_the_limit() {
     assert!(openings.iter().all(|o| o.stones.len() == 5));
 }
 
+/// A judge that talks like Rapfi: its score is in a `MESSAGE` line, and a `Bestline` line comes
+/// after it, just before the move.
+const BESTLINE_JUDGE: &str = "external:sh -c 'while read -r line; do case $line in START*) echo OK;; DONE*) echo \"MESSAGE Speed 383K | Depth 13-15 | Eval -51 | Node 26K\"; echo \"MESSAGE Bestline I5 I8 J6\"; echo 8,4;; esac; done'";
+
+#[test]
+fn an_engine_judge_is_read_from_its_last_message_with_a_score_not_its_last_message() {
+    let lines = judged_by(BESTLINE_JUDGE, 1);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[1].ends_with("(score -51 for the side to move, draw 1)"),
+        "{}",
+        lines[1]
+    );
+}
+
 #[test]
 fn a_judge_that_fails_stops_the_openings_with_an_error() {
     let made = kibitz::tools::arena::make_openings(&ArenaArgs {

@@ -551,6 +551,7 @@ impl BoardGame for Gomoku {
     type Rules = GomokuRules;
     const NAME: &'static str = "gomoku";
     const MAX_SIDE: usize = MAX_SIDE;
+    const SPARE_CORE_HELPS: bool = true;
 
     fn forbidden_cells(&self) -> Option<Vec<(Move, &'static str)>> {
         self.board.geo.rules.renju.then(|| {

@@ -20,6 +20,9 @@
 //!   and the deeper the node, the shallower it is searched first; a reduced move that beats
 //!   alpha is searched again in full.
 //!
+//! - **A second core** ([`run_threat_search`]): helper threads run the same search, the
+//!   first iteration one ply deeper, and share only the table (Lazy SMP).
+//!
 //! Its decisive scores are as sound as the pruning allows, not proofs: `think` confirms them
 //! with the exact engine before it reports a proven outcome. The transposition table is the
 //! service's shared one, keyed apart from the exact search's entries.
@@ -32,8 +35,8 @@ use super::vcf::{MAX_FOURS, VcfLimits, VcfSolver};
 use crate::engine::ordering::MoveOrdering;
 use crate::engine::table::{score_from_table, score_to_table};
 use crate::engine::{
-    Bound, Entry, Game, INFINITY, Iteration, IterationInfo, MATE_BOUND, MAX_PLY, Move, Score,
-    SearchLimits, SearchReport, Status, StopReason, TableStats, TranspositionTable, WIN,
+    Bound, CancelFlag, Entry, Game, INFINITY, Iteration, IterationInfo, MATE_BOUND, MAX_PLY, Move,
+    Score, SearchLimits, SearchReport, Status, StopReason, TableStats, TranspositionTable, WIN,
 };
 
 /// Mixed into the hash: this search's scores are not the exact engine's, nor the old selective
@@ -103,6 +106,45 @@ pub struct ThreatSearch<'t> {
     iteration_depth: i32,
     /// Late-move reductions by depth and move number.
     reductions: Vec<[i8; 64]>,
+    /// The first iteration's depth: 1 on the calling thread, 2 on a Lazy SMP helper (staggered
+    /// depths make the threads fill the table with different subtrees).
+    first_depth: u32,
+}
+
+/// Searches `pos` under `limits` with `helpers` extra threads (Lazy SMP: the same iterative
+/// deepening, depth-staggered, sharing only the table). The calling thread's report is the
+/// answer; its end stops the helpers, and their nodes are added to its count.
+pub fn run_threat_search(
+    pos: &Gomoku,
+    table: &TranspositionTable,
+    limits: &SearchLimits,
+    helpers: usize,
+) -> SearchReport {
+    if helpers == 0 {
+        return ThreatSearch::new(pos.clone(), table, limits.clone()).run();
+    }
+    let stop = CancelFlag::new();
+    let helper_limits = limits.for_helper(&stop);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (1..=helpers)
+            .map(|i| {
+                let helper_limits = helper_limits.clone();
+                scope.spawn(move || {
+                    let mut helper = ThreatSearch::new(pos.clone(), table, helper_limits);
+                    helper.first_depth = 1 + (i as u32 % 2);
+                    helper.run().nodes
+                })
+            })
+            .collect();
+        let mut report = ThreatSearch::new(pos.clone(), table, limits.clone()).run();
+        // The caller's own cancellation reaches the helpers through this flag too.
+        stop.cancel();
+        for thread in threads {
+            // A helper that panicked only loses its node count: the answer is the caller's.
+            report.nodes += thread.join().unwrap_or(0);
+        }
+        report
+    })
 }
 
 impl<'t> ThreatSearch<'t> {
@@ -143,6 +185,7 @@ impl<'t> ThreatSearch<'t> {
             pv_len: [0; MAX_PLY + 1],
             iteration_depth: 1,
             reductions,
+            first_depth: 1,
         }
     }
 
@@ -175,7 +218,7 @@ impl<'t> ThreatSearch<'t> {
             .max_depth
             .unwrap_or(u32::MAX)
             .clamp(1, MAX_PLY as u32 / 2);
-        for depth in 1..=max_depth {
+        for depth in self.first_depth.min(max_depth)..=max_depth {
             self.limits_armed = depth > 1;
             if self.limits_armed
                 && let Some(reason) = self.limits.reached(self.nodes)
@@ -686,6 +729,38 @@ mod tests {
         let mv = report.best_move.expect("a move");
         assert!(p.is_legal(mv));
         assert_eq!(report.depth, 1);
+    }
+
+    #[test]
+    fn with_a_helper_thread_the_four_is_still_blocked() {
+        let p = position(
+            &[(3, 2), (8, 8), (9, 9), (8, 9)],
+            &[(3, 3), (3, 4), (3, 5), (3, 6)],
+        );
+        let table = TranspositionTable::with_megabytes(4);
+        let report = run_threat_search(&p, &table, &SearchLimits::with_depth(4), 1);
+        assert_eq!(report.best_move, Some(cell(&p, 3, 7)));
+    }
+
+    #[test]
+    fn a_cancelled_search_stops_its_helper_too() {
+        // No deadline and no depth: only the cancellation ends the caller's search, and the
+        // helper has no limit but the caller's end (the scope would wait for it for ever).
+        let p = position(&[(7, 7), (8, 8), (6, 8)], &[(7, 8), (8, 7)]);
+        let table = TranspositionTable::with_megabytes(4);
+        let cancel = CancelFlag::new();
+        let limits = SearchLimits {
+            cancel: Some(cancel.clone()),
+            ..Default::default()
+        };
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            cancel.cancel();
+        });
+        let report = run_threat_search(&p, &table, &limits, 1);
+        canceller.join().expect("the canceller");
+        assert!(p.is_legal(report.best_move.expect("a move")));
+        assert_eq!(report.stop_reason, StopReason::Cancelled);
     }
 
     #[test]

@@ -24,6 +24,13 @@ impl Gomoku {
         options: SearchOptions,
         table: &TranspositionTable,
     ) -> SearchReport {
+        // Only the threat search takes a helper thread: the exact searches keep one thread, so
+        // that their node counts are those of one search.
+        let helpers = options.helper_threads;
+        let options = SearchOptions {
+            helper_threads: 0,
+            ..options
+        };
         if options.algorithm == Algorithm::Minimax
             || options.analysis
             || self.status() != Status::Ongoing
@@ -97,8 +104,7 @@ impl Gomoku {
                 Some(crate::engine::Deadline(Instant::now() + remaining * 7 / 10));
         }
         let mut report = if self.board.cells.len() > search::THREAT_SEARCH_MIN_CELLS {
-            let mut report =
-                search::ThreatSearch::new(self.clone(), table, engine_limits.clone()).run();
+            let mut report = search::run_threat_search(self, table, &engine_limits, helpers);
             // The threat search prunes, so it may miss the move that refutes a "forced" line:
             // its decisive scores are strong hints, not proofs, until the exact search
             // confirms them.

@@ -438,16 +438,8 @@ impl RedisStore {
             .cmd("EXPIRE")
             .arg(meta_key(&delivery.batch))
             .arg(ttl)
-            .ignore()
-            .cmd("XACK")
-            .arg(stream(priority))
-            .arg(GROUP)
-            .arg(id)
-            .ignore()
-            .cmd("XDEL")
-            .arg(stream(priority))
-            .arg(id)
             .ignore();
+        push_ack(&mut pipe, priority, id);
         let (written, stored): (bool, usize) = pipe.query_async(&mut connection).await?;
         Ok(written && stored == delivery.total)
     }
@@ -544,8 +536,14 @@ fn read_group(consumer: &str, priorities: &[Priority], block: Option<u64>) -> re
 /// `XACK` and `XDEL` of entry `id`, together.
 fn ack(priority: Priority, id: &str) -> redis::Pipeline {
     let mut pipe = redis::pipe();
-    pipe.atomic()
-        .cmd("XACK")
+    pipe.atomic();
+    push_ack(&mut pipe, priority, id);
+    pipe
+}
+
+/// Adds the `XACK` and `XDEL` of entry `id` to `pipe` (their replies ignored).
+fn push_ack(pipe: &mut redis::Pipeline, priority: Priority, id: &str) {
+    pipe.cmd("XACK")
         .arg(stream(priority))
         .arg(GROUP)
         .arg(id)
@@ -554,7 +552,6 @@ fn ack(priority: Priority, id: &str) -> redis::Pipeline {
         .arg(stream(priority))
         .arg(id)
         .ignore();
-    pipe
 }
 
 fn stream_handle(delivery: &Delivery) -> Result<(Priority, &str), BatchError> {

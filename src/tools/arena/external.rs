@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 
+/// `MESSAGE` lines kept between two moves (a chatty engine must not grow memory).
+const KEPT_MESSAGES: usize = 8;
+
 /// Why an engine could not give a usable answer: each is a forfeit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineFault {
@@ -36,8 +39,9 @@ pub struct ExternalEngine {
     last_output: Instant,
     /// The least time between the engine's last line and our next command.
     quiet: Duration,
-    /// The last `MESSAGE` line since the previous move (engines report depth there).
-    last_message: Option<String>,
+    /// The last few `MESSAGE` lines since the previous move (engines report depth and score
+    /// there, not always in the last one: Rapfi ends with a `Bestline` line), oldest first.
+    messages: Vec<String>,
 }
 
 impl ExternalEngine {
@@ -88,7 +92,7 @@ impl ExternalEngine {
             lines,
             last_output: Instant::now(),
             quiet,
-            last_message: None,
+            messages: Vec::new(),
         })
     }
 
@@ -116,7 +120,10 @@ impl ExternalEngine {
                     let text = line.trim();
                     let upper = text.to_ascii_uppercase();
                     if upper.starts_with("MESSAGE") {
-                        self.last_message = Some(text.to_string());
+                        if self.messages.len() == KEPT_MESSAGES {
+                            self.messages.remove(0);
+                        }
+                        self.messages.push(text.to_string());
                         continue;
                     }
                     if upper.is_empty()
@@ -138,17 +145,21 @@ impl ExternalEngine {
 
     /// A reply that must be a move `x,y`; anything else (including `ERROR ...`) is a fault.
     pub fn move_reply(&mut self, timeout: Duration) -> Result<(usize, usize), EngineFault> {
-        self.last_message = None;
+        self.messages.clear();
         let line = self.reply(timeout)?;
         parse_move(&line).ok_or(EngineFault::Protocol(format!(
             "replied '{line}', not a move"
         )))
     }
 
-    /// The depth the engine reported in its last `MESSAGE` before the move, if any: the token
+    /// The depth the engine reported in the last `MESSAGE` before the move that has one, if any: the token
     /// after the word `depth` (as in `depth 12` or Rapfi's `depth 9-17`).
     pub fn reported_depth(&self) -> Option<String> {
-        let word = word_after(self.last_message.as_deref()?, &["depth"])?;
+        let word = self
+            .messages
+            .iter()
+            .rev()
+            .find_map(|message| word_after(message, &["depth"]))?;
         word.starts_with(|c: char| c.is_ascii_digit())
             .then(|| word.to_string())
     }
@@ -163,13 +174,18 @@ impl ExternalEngine {
         Ok(())
     }
 
-    /// The score the engine reported in its last `MESSAGE` before the move, for the side it
+    /// The score the engine reported in the last `MESSAGE` before the move that has one, for the side it
     /// moved for: the whole number after the word `eval` (Rapfi's `Eval 43`) or `score`
     /// (kibitz's `score -24`). A mate notation (`+M9`) or no number is `None`.
     pub fn reported_score(&self) -> Option<i32> {
-        word_after(self.last_message.as_deref()?, &["eval", "score"])?
-            .parse()
-            .ok()
+        // The last message that has a score decides: a mate there is no number, whatever an
+        // earlier line said.
+        let word = self
+            .messages
+            .iter()
+            .rev()
+            .find_map(|message| word_after(message, &["eval", "score"]))?;
+        word.parse().ok()
     }
 
     /// Asks the engine, freshly started with `START`, for its score of the position reached by
