@@ -9,6 +9,14 @@
 //! to the threat search, not to the evaluation. Output lines:
 //! `score<TAB>x,y x,y ...<TAB>x,y` (the judge's score, the position, the judge's move).
 //!
+//! `cargo run --release --example gomoku_eval_fit -- outcomes GAMES.txt... [--every 1]
+//!  [--skip-end 4] [--win 1000] > LABELS.txt`
+//! labels positions by how their game ended instead (Texel's method): every `--every`-th
+//! position from the opening to `--skip-end` plies before the end, scored `--win` when the side
+//! to move went on to win, minus that when it lost, 0 for a draw. Meant for games between two
+//! builds of kibitz (the result then says more of the position than of the players); `fit`
+//! reads the output as any labels file, so the weights are fitted to predict results.
+//!
 //! `cargo run --release --example gomoku_eval_fit -- fit LABELS.txt [--holdout 5]
 //!  [--scale 200] [--l2 0.0001] [--transfer OTHER_LABELS.txt] [--quiet]`
 //! fits the evaluation's weights ([`kibitz::games::gomoku::eval`]) by least squares in
@@ -87,6 +95,32 @@ fn files(args: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+fn outcomes(args: &[String]) -> anyhow::Result<()> {
+    let every: usize = flag(args, "--every", 1)?;
+    let skip_end: usize = flag(args, "--skip-end", 4)?;
+    let win: i32 = flag(args, "--win", 1000)?;
+    for file in files(args) {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
+        for game in read_records(&text, SIZE)? {
+            let last = game.stones.len().saturating_sub(skip_end);
+            for plies in (game.opening.len()..last).step_by(every.max(1)) {
+                let mover = if plies % 2 == 0 {
+                    Colour::Black
+                } else {
+                    Colour::White
+                };
+                let score = match game.winner {
+                    Some(colour) if colour == mover => win,
+                    Some(_) => -win,
+                    None => 0,
+                };
+                println!("{score}\t{}", cells_text(&game.stones[..plies]));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn label(args: &[String]) -> anyhow::Result<()> {
@@ -494,11 +528,12 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("label") => label(&args[1..]),
+        Some("outcomes") => outcomes(&args[1..]),
         Some("fit") => fit(&args[1..]),
         Some("blame") => blame(&args[1..]),
         Some("compare") => compare(&args[1..]),
         _ => bail!(
-            "usage: gomoku_eval_fit label GAMES... --judge CMD | fit LABELS... \
+            "usage: gomoku_eval_fit label GAMES... --judge CMD | outcomes GAMES... | fit LABELS... \
              | blame GAMES LABELS | compare LABELS LABELS"
         ),
     }
