@@ -16,9 +16,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 
-/// `MESSAGE` lines kept between two moves (a chatty engine must not grow memory).
-const KEPT_MESSAGES: usize = 8;
-
 /// Why an engine could not give a usable answer: each is a forfeit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineFault {
@@ -39,9 +36,11 @@ pub struct ExternalEngine {
     last_output: Instant,
     /// The least time between the engine's last line and our next command.
     quiet: Duration,
-    /// The last few `MESSAGE` lines since the previous move (engines report depth and score
-    /// there, not always in the last one: Rapfi ends with a `Bestline` line), oldest first.
-    messages: Vec<String>,
+    /// The words after `depth` and after `eval`/`score` in the latest `MESSAGE` lines since the
+    /// previous move that had them: engines report both there, but not always in their last
+    /// line (Rapfi ends with a `Bestline` line).
+    depth_word: Option<String>,
+    score_word: Option<String>,
 }
 
 impl ExternalEngine {
@@ -92,7 +91,8 @@ impl ExternalEngine {
             lines,
             last_output: Instant::now(),
             quiet,
-            messages: Vec::new(),
+            depth_word: None,
+            score_word: None,
         })
     }
 
@@ -120,10 +120,12 @@ impl ExternalEngine {
                     let text = line.trim();
                     let upper = text.to_ascii_uppercase();
                     if upper.starts_with("MESSAGE") {
-                        if self.messages.len() == KEPT_MESSAGES {
-                            self.messages.remove(0);
+                        if let Some(word) = word_after(text, &["depth"]) {
+                            self.depth_word = Some(word.to_string());
                         }
-                        self.messages.push(text.to_string());
+                        if let Some(word) = word_after(text, &["eval", "score"]) {
+                            self.score_word = Some(word.to_string());
+                        }
                         continue;
                     }
                     if upper.is_empty()
@@ -145,21 +147,18 @@ impl ExternalEngine {
 
     /// A reply that must be a move `x,y`; anything else (including `ERROR ...`) is a fault.
     pub fn move_reply(&mut self, timeout: Duration) -> Result<(usize, usize), EngineFault> {
-        self.messages.clear();
+        self.depth_word = None;
+        self.score_word = None;
         let line = self.reply(timeout)?;
         parse_move(&line).ok_or(EngineFault::Protocol(format!(
             "replied '{line}', not a move"
         )))
     }
 
-    /// The depth the engine reported in the last `MESSAGE` before the move that has one, if any: the token
-    /// after the word `depth` (as in `depth 12` or Rapfi's `depth 9-17`).
+    /// The depth the engine reported in its latest `MESSAGE` with one before the move, if
+    /// any: the token after the word `depth` (as in `depth 12` or Rapfi's `depth 9-17`).
     pub fn reported_depth(&self) -> Option<String> {
-        let word = self
-            .messages
-            .iter()
-            .rev()
-            .find_map(|message| word_after(message, &["depth"]))?;
+        let word = self.depth_word.as_deref()?;
         word.starts_with(|c: char| c.is_ascii_digit())
             .then(|| word.to_string())
     }
@@ -174,18 +173,12 @@ impl ExternalEngine {
         Ok(())
     }
 
-    /// The score the engine reported in the last `MESSAGE` before the move that has one, for the side it
-    /// moved for: the whole number after the word `eval` (Rapfi's `Eval 43`) or `score`
-    /// (kibitz's `score -24`). A mate notation (`+M9`) or no number is `None`.
+    /// The score the engine reported in its latest `MESSAGE` with one before the move, for the
+    /// side it moved for: the whole number after the word `eval` (Rapfi's `Eval 43`) or
+    /// `score` (kibitz's `score -24`). A mate notation (`+M9`) or no number is `None`, whatever
+    /// an earlier line said.
     pub fn reported_score(&self) -> Option<i32> {
-        // The last message that has a score decides: a mate there is no number, whatever an
-        // earlier line said.
-        let word = self
-            .messages
-            .iter()
-            .rev()
-            .find_map(|message| word_after(message, &["eval", "score"]))?;
-        word.parse().ok()
+        self.score_word.as_deref()?.parse().ok()
     }
 
     /// Asks the engine, freshly started with `START`, for its score of the position reached by
