@@ -27,7 +27,7 @@ struct Cli {
 
 fn main() -> anyhow::Result<()> {
     if tools::launched_as_pbrain() {
-        return tools::run_pbrain();
+        return tools::run_pbrain(1);
     }
     let cli = Cli::parse();
     match &cli.command {

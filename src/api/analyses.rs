@@ -441,6 +441,7 @@ impl Runner {
         let item = parse::<ItemJson>(delivery.item.as_bytes()).ok()?;
         let item = item.with_budget(delivery.budget_ms);
         let pool = self.state.service.pool();
+        let spare = self.state.batches.settings().spare_workers(pool);
         for _ in 0..SHED_RETRIES {
             let answered = match &item {
                 ItemJson::Move(request) => self.play(request.clone()).await,
@@ -449,9 +450,10 @@ impl Runner {
             match answered {
                 Ok(body) => return Some((200, body)),
                 // A `/move` took the worker between the look and the search, or the time went
-                // before it (a slow store): not the item's fault; at once, on an idle worker.
+                // before it (a slow store): not the item's fault; again once a worker beyond
+                // the spare ones is idle, as the consumer took it (the spare ones stay `/move`'s).
                 Err(ApiError::Overloaded { .. } | ApiError::RequestTimeout(_)) => {
-                    pool.until_idle_beyond(0).await;
+                    pool.until_idle_beyond(spare).await;
                 }
                 // A panic or a fault of ours: not an answer; its attempts decide.
                 Err(ApiError::Internal(_)) => return None,

@@ -19,7 +19,7 @@ use clap::Subcommand;
 #[derive(Subcommand)]
 pub enum Command {
     /// Play gomoku as a Gomocup piskvork engine over stdin/stdout.
-    Pbrain,
+    Pbrain(PbrainArgs),
     /// Play a gomoku match between two players over a file of openings.
     Arena(arena::ArenaArgs),
     /// Derive the Connect-4 opening book's shallow layer from its 12-disc layer.
@@ -29,7 +29,7 @@ pub enum Command {
 /// Runs one tool to its end.
 pub fn run(command: &Command) -> anyhow::Result<()> {
     match command {
-        Command::Pbrain => run_pbrain(),
+        Command::Pbrain(args) => run_pbrain(args.threads),
         Command::Arena(args) => arena::run_arena(args),
         Command::Connect4Book(args) => connect4_book::run(args),
     }
@@ -48,9 +48,19 @@ pub fn launched_as_pbrain() -> bool {
         .unwrap_or(false)
 }
 
+/// Options of `kibitz pbrain`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PbrainArgs {
+    /// Search threads until the manager sends `INFO thread_num` (at most 8): the threat search
+    /// runs one less helper thread. The arena sends no `thread_num`, so this is how a match
+    /// gives kibitz a second core and its opponent one.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=pbrain::MAX_THREADS as i64))]
+    pub threads: u8,
+}
+
 /// `kibitz pbrain`: the piskvork protocol over this process' stdin and stdout.
-pub fn run_pbrain() -> anyhow::Result<()> {
+pub fn run_pbrain(threads: u8) -> anyhow::Result<()> {
     let stdin = std::io::stdin();
-    pbrain::run_pbrain(stdin.lock(), std::io::stdout().lock())?;
+    pbrain::run_pbrain_with_threads(stdin.lock(), std::io::stdout().lock(), threads.into())?;
     Ok(())
 }

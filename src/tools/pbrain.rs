@@ -4,7 +4,7 @@
 //! the top-left. Supported: `START n`, `RECTSTART w,h`, `RESTART`, `BEGIN`, `TURN x,y`,
 //! `BOARD` ... `DONE` (`x,y,1` our stone, `x,y,2` the opponent's), `TAKEBACK x,y`,
 //! `INFO key value` (`timeout_turn`, `timeout_match`, `time_left`, `max_memory`, `rule` with bit 0
-//! = exactly five, bit 2 = renju), `ABOUT` and `END`. Anything else gets `UNKNOWN`, bad input `ERROR`. The
+//! = exactly five, bit 2 = renju, `thread_num`), `ABOUT` and `END`. Anything else gets `UNKNOWN`, bad input `ERROR`. The
 //! transposition table lives for the whole session, so each move starts from what the previous
 //! search left.
 
@@ -23,6 +23,9 @@ const DEFAULT_TURN_MS: u64 = 1_000;
 const SAFETY_MS: u64 = 25;
 /// Largest table a session allocates, whatever `max_memory` allows (MiB).
 const MAX_TABLE_MB: usize = 64;
+/// Most search threads a session runs, whatever `thread_num` asks: the threat search's helpers
+/// share one table and gain little beyond a few.
+pub const MAX_THREADS: usize = 8;
 
 /// Session state of one piskvork conversation.
 struct Session {
@@ -31,6 +34,9 @@ struct Session {
     timeout_turn_ms: u64,
     time_left_ms: Option<u64>,
     table: TranspositionTable,
+    /// Search threads: the threat search runs `threads - 1` helpers (Lazy SMP, as the service
+    /// does when a second core is idle). One unless `--threads` or `INFO thread_num` says more.
+    threads: usize,
     /// Stones collected between `BOARD` and `DONE`: (col, row, who).
     board_stones: Option<Vec<(usize, usize, u8)>>,
 }
@@ -41,16 +47,25 @@ pub fn choose_move(
     budget: Duration,
     table: &TranspositionTable,
 ) -> Option<Move> {
-    think(position, budget, table).best_move
+    think(position, budget, table, 1).best_move
 }
 
-fn think(position: &Gomoku, budget: Duration, table: &TranspositionTable) -> SearchReport {
+fn think(
+    position: &Gomoku,
+    budget: Duration,
+    table: &TranspositionTable,
+    threads: usize,
+) -> SearchReport {
     let limits = SearchLimits::with_budget(budget);
-    position.think(&limits, SearchOptions::default(), table)
+    let options = SearchOptions {
+        helper_threads: threads.saturating_sub(1),
+        ..SearchOptions::default()
+    };
+    position.think(&limits, options, table)
 }
 
 /// The `MESSAGE` line a manager shows beside the move: depth, score, nodes, time and the line.
-fn message(position: &Gomoku, report: &SearchReport) -> String {
+fn message(position: &Gomoku, report: &SearchReport, threads: usize) -> String {
     let pv: Vec<String> = report
         .pv
         .iter()
@@ -64,7 +79,7 @@ fn message(position: &Gomoku, report: &SearchReport) -> String {
         None => String::new(),
     };
     format!(
-        "MESSAGE depth {} score {}{} nodes {} time {} ms pv {}",
+        "MESSAGE depth {} score {}{} nodes {} time {} ms threads {threads} pv {}",
         report.depth,
         report.score,
         outcome,
@@ -75,8 +90,9 @@ fn message(position: &Gomoku, report: &SearchReport) -> String {
 }
 
 impl Session {
-    fn new() -> Self {
+    fn new(threads: usize) -> Self {
         Session {
+            threads: threads.clamp(1, MAX_THREADS),
             position: None,
             rules: GomokuRules::default(),
             timeout_turn_ms: DEFAULT_TURN_MS,
@@ -122,10 +138,10 @@ impl Session {
         let Some(position) = self.position.as_mut() else {
             return "ERROR no game started (send START first)".into();
         };
-        let report = think(position, budget, &self.table);
+        let report = think(position, budget, &self.table, self.threads);
         match report.best_move {
             Some(mv) => {
-                let message = message(position, &report);
+                let message = message(position, &report, self.threads);
                 position.make(mv);
                 let cell = position.cell_of(mv);
                 format!("{message}\n{},{}", cell.col, cell.row)
@@ -196,6 +212,9 @@ impl Session {
         };
         match key.to_ascii_lowercase().as_str() {
             "timeout_turn" if value > 0 => self.timeout_turn_ms = value,
+            "thread_num" if value > 0 => {
+                self.threads = value.min(MAX_THREADS as u64) as usize;
+            }
             "time_left" => self.time_left_ms = Some(value),
             "max_memory" if value > 0 => {
                 let mb = ((value / 2) >> 20).clamp(1, MAX_TABLE_MB as u64) as usize;
@@ -313,9 +332,19 @@ impl Session {
     }
 }
 
-/// Runs a piskvork session until `END` or the end of the input.
-pub fn run_pbrain<R: BufRead, W: Write>(input: R, mut output: W) -> std::io::Result<()> {
-    let mut session = Session::new();
+/// Runs a piskvork session until `END` or the end of the input, on one search thread until
+/// `INFO thread_num` says otherwise.
+pub fn run_pbrain<R: BufRead, W: Write>(input: R, output: W) -> std::io::Result<()> {
+    run_pbrain_with_threads(input, output, 1)
+}
+
+/// [`run_pbrain`] starting with `threads` search threads (at most [`MAX_THREADS`]).
+pub fn run_pbrain_with_threads<R: BufRead, W: Write>(
+    input: R,
+    mut output: W,
+    threads: usize,
+) -> std::io::Result<()> {
+    let mut session = Session::new(threads);
     for line in input.lines() {
         let line = line?;
         let (reply, stop) = session.handle(&line);

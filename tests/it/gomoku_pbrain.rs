@@ -135,3 +135,22 @@ fn renju_rule_4_keeps_black_off_the_forbidden_double_three() {
     assert_ne!(out[1], "4,4", "{out:?}");
     parse_move(&out[1]);
 }
+
+#[test]
+fn thread_num_gives_the_search_helper_threads_and_the_message_says_how_many() {
+    let one = converse_verbose("START 15\nINFO timeout_turn 50\nTURN 7,7\nEND\n");
+    assert!(one[1].contains(" threads 1 "), "{one:?}");
+    let two =
+        converse_verbose("START 15\nINFO thread_num 2\nINFO timeout_turn 50\nTURN 7,7\nEND\n");
+    assert!(two[1].contains(" threads 2 "), "{two:?}");
+    let many =
+        converse_verbose("START 15\nINFO thread_num 1000\nINFO timeout_turn 50\nTURN 7,7\nEND\n");
+    assert!(many[1].contains(" threads 8 "), "{many:?}");
+}
+
+#[test]
+fn with_helper_threads_the_opponents_four_is_still_blocked() {
+    let input = "START 15\nINFO thread_num 2\nINFO timeout_turn 100\nBOARD\n3,5,2\n3,9,1\n4,5,2\n12,12,1\n5,5,2\n2,5,1\n6,5,2\nDONE\nEND\n";
+    let out = converse(input);
+    assert_eq!(out[1], "7,5", "{out:?}");
+}

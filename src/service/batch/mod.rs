@@ -256,6 +256,12 @@ impl BatchSettings {
             replica: config.replica(),
         }
     }
+
+    /// Workers of `pool` that batch items leave idle for `/move` and `/review`: an item is
+    /// taken, or tried again after a shed, only when more than these are idle.
+    pub fn spare_workers(&self, pool: &WorkerPool) -> usize {
+        pool.workers().saturating_sub(self.batch_workers)
+    }
 }
 
 /// The batches of this deployment: the store and the settings. Cheap to clone.
@@ -401,7 +407,7 @@ impl Consumer {
     async fn run(mut self) {
         let settings = Arc::clone(&self.batches.settings);
         let slots = Arc::new(Semaphore::new(settings.batch_workers.max(1)));
-        let spare = self.pool.workers().saturating_sub(settings.batch_workers);
+        let spare = settings.spare_workers(&self.pool);
         let mut held = JoinSet::new();
         let mut backoff = Duration::ZERO;
         loop {
