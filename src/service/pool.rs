@@ -516,11 +516,11 @@ impl Reservation {
 
 impl Drop for Reservation {
     /// Frees the worker in the admitted set at once when no task of the series is running. The
-    /// worker thread notices the closed channel and ends the job a moment later, and under load
-    /// that moment can be long enough for the series' client to ask again and find every
-    /// worker counted busy until the series' deadline, which would shed it with a 503 (as the
-    /// job's own release would be late). A job not yet started is withdrawn by its `Pending`
-    /// and skipped by the worker that takes it, so it never runs after this.
+    /// worker thread notices the closed channel and ends the job only a moment later; under
+    /// load that moment was long enough for the series' client to ask again, find the worker
+    /// still counted busy until the series' deadline, and be shed with a 503. A job not yet
+    /// started is withdrawn by its `Pending` and skipped by the worker that takes it, so it
+    /// never runs after this.
     fn drop(&mut self) {
         if let Some(held) = &self.held
             && !held.task_running

@@ -23,8 +23,8 @@ const DEFAULT_TURN_MS: u64 = 1_000;
 const SAFETY_MS: u64 = 25;
 /// Largest table a session allocates, whatever `max_memory` allows (MiB).
 const MAX_TABLE_MB: usize = 64;
-/// Most search threads a session runs, whatever `thread_num` asks: the threat search's helpers
-/// share one table and gain little beyond a few.
+/// Most search threads a session runs, whatever `thread_num` asks (a bound on what a manager
+/// can make it spawn; only one helper has been measured, docs/benchmarks.md).
 pub const MAX_THREADS: usize = 8;
 
 /// Session state of one piskvork conversation.
