@@ -91,15 +91,22 @@ fn message(position: &Gomoku, report: &SearchReport, threads: usize) -> String {
 
 impl Session {
     fn new(threads: usize) -> Self {
-        Session {
-            threads: threads.clamp(1, MAX_THREADS),
+        let mut session = Session {
+            threads: 1,
             position: None,
             rules: GomokuRules::default(),
             timeout_turn_ms: DEFAULT_TURN_MS,
             time_left_ms: None,
             table: TranspositionTable::with_megabytes(16),
             board_stones: None,
-        }
+        };
+        session.set_threads(threads);
+        session
+    }
+
+    /// The one place the thread count is bounded, whether `--threads` or `thread_num` set it.
+    fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.clamp(1, MAX_THREADS);
     }
 
     fn budget(&self) -> Duration {
@@ -212,9 +219,7 @@ impl Session {
         };
         match key.to_ascii_lowercase().as_str() {
             "timeout_turn" if value > 0 => self.timeout_turn_ms = value,
-            "thread_num" if value > 0 => {
-                self.threads = value.min(MAX_THREADS as u64) as usize;
-            }
+            "thread_num" => self.set_threads(value.min(MAX_THREADS as u64) as usize),
             "time_left" => self.time_left_ms = Some(value),
             "max_memory" if value > 0 => {
                 let mb = ((value / 2) >> 20).clamp(1, MAX_TABLE_MB as u64) as usize;
