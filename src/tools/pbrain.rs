@@ -219,7 +219,7 @@ impl Session {
         };
         match key.to_ascii_lowercase().as_str() {
             "timeout_turn" if value > 0 => self.timeout_turn_ms = value,
-            "thread_num" => self.set_threads(value.min(MAX_THREADS as u64) as usize),
+            "thread_num" => self.set_threads(usize::try_from(value).unwrap_or(usize::MAX)),
             "time_left" => self.time_left_ms = Some(value),
             "max_memory" if value > 0 => {
                 let mb = ((value / 2) >> 20).clamp(1, MAX_TABLE_MB as u64) as usize;
