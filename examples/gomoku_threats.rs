@@ -1,7 +1,14 @@
 //! Threat sequences in recorded arena games: which forced wins kibitz missed, in attack and
 //! in defence, and whether the current `think` sees them at a given budget.
 //!
-//! `cargo run --release --example gomoku_threats -- GAMES.txt [--ms 200] [--oracle-nodes N]`
+//! `cargo run --release --example gomoku_threats -- GAMES.txt [--ms 200] [--oracle-nodes N]
+//!  [--player PREFIX] [--dump] [--trace]`
+//!
+//! `--player` names kibitz in the records by the start of its player name (default `kibitz`;
+//! an arena that ran kibitz as `external:/path/to/wrapper` needs that text). `--dump` prints,
+//! for each defence position, the opponent's threat win the oracle found after the recorded
+//! move (its first move and length) and the VCT nodes it took; `--trace` prints `think`'s own defence check of
+//! its chosen move (when it ran, the time left, its verdict, its nodes) on stderr.
 //!
 //! For every game of the record (`kibitz arena --record`) that kibitz lost, every position
 //! where kibitz was to move is judged with a large threat search (VCF, then VCT with
@@ -60,6 +67,8 @@ fn main() -> anyhow::Result<()> {
     let mut ms = 200u64;
     let mut oracle = 2_000_000u64;
     let mut files = Vec::new();
+    let mut player = String::from("kibitz");
+    let mut dump = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -71,6 +80,15 @@ fn main() -> anyhow::Result<()> {
                 oracle = args[i + 1].parse()?;
                 i += 1;
             }
+            "--player" => {
+                player.clone_from(&args[i + 1]);
+                i += 1;
+            }
+            "--dump" => dump = true,
+            "--trace" => tracing_subscriber::fmt()
+                .with_writer(std::io::stderr)
+                .with_env_filter("kibitz::gomoku::defence=debug")
+                .init(),
             file => files.push(file.to_string()),
         }
         i += 1;
@@ -80,7 +98,7 @@ fn main() -> anyhow::Result<()> {
     for file in &files {
         let text = std::fs::read_to_string(file)?;
         for game in read_records(&text, 15)? {
-            let (kibitz_side, kibitz_colour) = if game.black.starts_with("kibitz") {
+            let (kibitz_side, kibitz_colour) = if game.black.starts_with(&player) {
                 (Side::First, Colour::Black)
             } else {
                 (Side::Second, Colour::White)
@@ -127,7 +145,7 @@ fn main() -> anyhow::Result<()> {
                             pos.make(played);
                             continue;
                         }
-                        if std::env::var_os("THREATS_DUMP").is_some() {
+                        if dump {
                             let mut after = pos.clone();
                             after.make(played);
                             let limits = VctLimits {
@@ -135,12 +153,17 @@ fn main() -> anyhow::Result<()> {
                                 max_nodes: oracle,
                                 cancel: None,
                             };
-                            let found = Vct::new(after).solve(vct::MAX_THREATS, &limits);
+                            let mut solver = Vct::new(after);
+                            let found = solver.solve(vct::MAX_THREATS, &limits);
                             let prefix: Vec<String> = moves[..=ply]
                                 .iter()
                                 .map(|&(x, y)| format!("{x},{y}"))
                                 .collect();
-                            println!("dump {found:?} after: {}", prefix.join(" "));
+                            println!(
+                                "dump {found:?} in {} VCT nodes after: {}",
+                                solver.nodes(),
+                                prefix.join(" ")
+                            );
                         }
                         defence_positions += 1;
                         let report = think(&pos);

@@ -35,6 +35,17 @@ const QUICK_VCT_NODES: u64 = 6_000;
 /// (with the related-threat rule of [`vct`] a failing check rarely needs its node cap).
 const DEFENCE_VCT_DEPTH: u32 = vct::MAX_THREATS;
 
+impl Threat {
+    /// The verdict in one word, for traces.
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Threat::Found(_) => "found",
+            Threat::None => "none",
+            Threat::Unknown => "unknown",
+        }
+    }
+}
+
 impl Gomoku {
     /// After our `mv`: the opponent's five, VCF or short VCT, if it has one.
     pub(super) fn opponent_threat_after(&self, mv: Move, check: &mut ThreatCheck) -> Threat {

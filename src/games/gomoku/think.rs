@@ -162,7 +162,21 @@ impl Gomoku {
             node_cap.is_none_or(|cap| check.vcf.nodes() + check.vct.nodes() < cap)
         };
         if let (Some(best), false) = (report.best_move, proven) {
+            let check_start = Instant::now();
+            let left = deadline.map(|d| d.saturating_duration_since(check_start));
             let verdict = self.opponent_threat_after(best, &mut check);
+            // How often this check is cut short is what decides whether the defence can act
+            // (docs/benchmarks.md, "Against Rapfi directly"); `gomoku_threats --trace` shows it.
+            tracing::debug!(
+                target: "kibitz::gomoku::defence",
+                started_ms = (check_start - start).as_secs_f64() * 1e3,
+                left_ms = left.map(|left| left.as_secs_f64() * 1e3),
+                verdict = verdict.name(),
+                vcf_nodes = check.vcf.nodes(),
+                vct_nodes = check.vct.nodes(),
+                took_ms = check_start.elapsed().as_secs_f64() * 1e3,
+                "defence check of the chosen move"
+            );
             let keys = match verdict {
                 Threat::Found(keys) => Some((keys, false)),
                 Threat::Unknown => Some((Vec::new(), true)),

@@ -52,8 +52,11 @@ pub struct Vct {
     /// position reached again through another defence is proven again from scratch.
     won: Vec<(u64, u64)>,
     buffers: Vec<Vec<(i32, u16)>>,
-    /// Per-ply buffers of defender replies.
+    /// Per-ply buffers of defender replies, and of the same replies with their ordering hints
+    /// (computed once a reply: a sort keyed by the hint itself recomputed it at every
+    /// comparison, a tenth of the solver's instructions).
     replies: Vec<Vec<Move>>,
+    ranked: Vec<Vec<(i32, Move)>>,
     /// The attacker's threats on the current line, last on top.
     attacks: Vec<Move>,
 }
@@ -69,6 +72,7 @@ impl Vct {
             won: vec![(0, 0); WON_SLOTS],
             buffers: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
             replies: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
+            ranked: (0..4 * MAX_THREATS as usize).map(|_| Vec::new()).collect(),
             attacks: Vec::with_capacity(4 * MAX_THREATS as usize),
         }
     }
@@ -325,10 +329,12 @@ impl Vct {
         }
         // Best first by the defender's hint: one refutation ends the node, and moves with good
         // shape tend to refute.
-        let pos = &self.pos;
-        replies.sort_unstable_by_key(|&mv| std::cmp::Reverse(pos.move_order_hint(mv)));
+        let mut ranked = std::mem::take(&mut self.ranked[ply]);
+        ranked.clear();
+        ranked.extend(replies.iter().map(|&mv| (self.pos.move_order_hint(mv), mv)));
+        ranked.sort_unstable_by_key(|&(hint, _)| std::cmp::Reverse(hint));
         let mut longest = Some(0);
-        for &mv in &replies {
+        for &(_, mv) in &ranked {
             self.pos.make(mv);
             let result = self.or_node(depth, ply + 1, limits);
             self.pos.unmake(mv);
@@ -341,6 +347,7 @@ impl Vct {
             }
         }
         self.replies[ply] = replies;
+        self.ranked[ply] = ranked;
         longest
     }
 }
