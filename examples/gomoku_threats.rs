@@ -7,8 +7,9 @@
 //! `--player` names kibitz in the records by the start of its player name (default `kibitz`;
 //! an arena that ran kibitz as `external:/path/to/wrapper` needs that text). `--dump` prints,
 //! for each defence position, the opponent's threat win the oracle found after the recorded
-//! move (its first move and length) and the VCT nodes it took; `--trace` prints `think`'s own defence check of
-//! its chosen move (when it ran, the time left, its verdict, its nodes) on stderr.
+//! move (its first move and length) and the VCT nodes it took; `--trace` prints `think`'s own
+//! defence check of its chosen move (when it ran, the time left, its verdict, its nodes) on
+//! stderr.
 //!
 //! For every game of the record (`kibitz arena --record`) that kibitz lost, every position
 //! where kibitz was to move is judged with a large threat search (VCF, then VCT with
