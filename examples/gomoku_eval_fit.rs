@@ -26,6 +26,20 @@
 //! positions of games from other openings (none of them fitted). Prints the weights as Rust.
 //! `--quiet` keeps only the positions without a four or an open three on the board.
 //!
+//! `cargo run --release --example gomoku_eval_fit -- windows LABELS.txt... [--features
+//!  eval|windows|both] [--l2 0.001] [--holdout 5] [--fold 0] [--max-train N] [--steps 1000]
+//!  [--transfer OTHER_LABELS.txt] [--quiet]`
+//! asks whether whole line patterns would judge positions better than the engine's counts of
+//! pattern levels: `both` fits, beside the engine's features, a weight per line window and
+//! role (the side to move's, its opponent's), a window being what one side sees along one line
+//! from an empty cell up to four cells away until the first blocked one (about 725 of them
+//! occur); `eval` fits the engine's features alone the same way. Whole games are held out
+//! (every `--holdout`-th game, fold `--fold`), since neighbouring positions of one game share
+//! most of their windows; `--max-train` takes the first N training positions (a learning
+//! curve). Prints the errors of the fit and of the weights in use, on the held-out games and
+//! on `--transfer`, and how widely the scores spread. The weights themselves are not printed:
+//! the engine has no windows (what the experiment found is in docs/benchmarks.md).
+//!
 //! `cargo run --release --example gomoku_eval_fit -- blame GAMES.txt LABELS.txt`
 //! says where kibitz's games went wrong by the judge's scores, from labels of every ply
 //! (`label GAMES.txt --every 1`): how often kibitz played the judge's move, and in each lost
@@ -37,20 +51,22 @@
 //! of the positions both label (the same games labelled at two budgets, or twice at one, show
 //! how noisy the labels themselves are: the floor no evaluation fit can go below).
 //!
-//! Kept: `label` and `fit` make and refit the shipped weights, `blame` and `compare` reproduce
-//! the figures on where games are lost and how noisy labels are. Two finished experiments were
-//! removed once their findings were recorded in the benchmark figures: `order` (a move order
-//! fitted to the judge's moves by softmax regression: it ranked Rapfi's move better and played
-//! no better, so the engine keeps its hand-set order) and `fit --features cells|both|space`
-//! (richer evaluations: per-cell multisets of line levels, both sets, each line's free room;
-//! none beat the engine's own features on unseen openings). Their code is in the git history
-//! (`git log -- examples/gomoku_eval_fit.rs`).
+//! Kept: `label` and `fit` make and refit the shipped weights, `windows` reproduces the
+//! figures on line windows, `blame` and `compare` reproduce the figures on where games are lost
+//! and how noisy labels are. Two finished experiments were removed once their findings were
+//! recorded in the benchmark figures: `order` (a move order fitted to the judge's moves by
+//! softmax regression: it ranked Rapfi's move better and played no better, so the engine keeps
+//! its hand-set order) and `fit --features cells|both|space` (richer evaluations: per-cell
+//! multisets of line levels, both sets, each line's free room; none beat the engine's own
+//! features on unseen openings). Their code is in the git history (`git log --
+//! examples/gomoku_eval_fit.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use kibitz::engine::{Game, Status};
+use kibitz::games::gomoku::board::{Board, DIRECTIONS};
 use kibitz::games::gomoku::eval;
 use kibitz::games::gomoku::patterns::{FIVE, OPEN_FOUR};
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
@@ -285,11 +301,7 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
             position,
         } in read_labels(&file)?
         {
-            let board = position.board();
-            let threats = |side: usize| {
-                board.level_count[side][FIVE as usize] + board.level_count[side][OPEN_FOUR as usize]
-            };
-            if score.abs() > max_label || (quiet_only && threats(0) + threats(1) > 0) {
+            if score.abs() > max_label || (quiet_only && !is_quiet(&position)) {
                 continue;
             }
             let x = features(&position);
@@ -397,12 +409,244 @@ fn fit(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether neither side has a four or an open three on the board (`--quiet`: the positions
+/// the search leaves to the evaluation alone).
+fn is_quiet(position: &Gomoku) -> bool {
+    let board = position.board();
+    (0..2).all(|side| {
+        board.level_count[side][FIVE as usize] + board.level_count[side][OPEN_FOUR as usize] == 0
+    })
+}
+
 /// The evaluation's features of `position`, for its side to move ([`eval::features`]).
 fn features(position: &Gomoku) -> Vec<f64> {
     eval::features(position.board(), position.side_to_move().index())
         .iter()
         .map(|&f| f as f64)
         .collect()
+}
+
+/// A labelled position for `windows`, its features as (index, count) pairs: the engine's
+/// (indices below [`eval::FEATURES`]) and one per line window key ([`line_windows`]) and role
+/// after them.
+struct SparseSample {
+    /// Its game's number among all the fitted files' games.
+    game: usize,
+    x: Vec<(usize, f64)>,
+    y: f64,
+    in_use: f64,
+}
+
+/// Window keys are below this: two half codes of 31 values, the smaller first.
+const WINDOW_KEYS: usize = 32 * 32;
+
+/// One half of a line window seen from an empty cell for one side: the cells up to four away
+/// until the first blocked one (the other side's stone or the edge), as one of 31 codes,
+/// `2^len - 1 + bits` (its open length, then which of those cells hold the side's stones).
+fn half_window(board: &Board, cell: usize, (dr, dc): (i32, i32), own: u8) -> usize {
+    let (rows, cols) = (board.geo.rows as i32, board.geo.cols as i32);
+    let (r, c) = ((cell as i32) / cols, (cell as i32) % cols);
+    let (mut bits, mut len) = (0, 0);
+    for i in 1..=4 {
+        let (rr, cc) = (r + i * dr, c + i * dc);
+        if rr < 0 || cc < 0 || rr >= rows || cc >= cols {
+            break;
+        }
+        let stone = board.cells[(rr * cols + cc) as usize];
+        if stone != 0 && stone != own {
+            break;
+        }
+        if stone == own {
+            bits |= 1 << (i - 1);
+        }
+        len = i as usize;
+    }
+    (1 << len) - 1 + bits
+}
+
+/// Calls `count(role, key)` for every (empty cell, direction, side) window of `board` holding
+/// a stone of that side: role 0 for the side to move's windows, 1 for the opponent's; the key
+/// is both halves in increasing order, so a line and its mirror image share it. Stones past a
+/// blocked cell cannot change what the line becomes, so they are not part of it.
+fn line_windows(board: &Board, mover: usize, mut count: impl FnMut(usize, usize)) {
+    let bare = |half: usize| (half + 1).is_power_of_two();
+    for cell in 0..board.cells.len() {
+        if board.cells[cell] != 0 {
+            continue;
+        }
+        for &(dr, dc) in DIRECTIONS.iter() {
+            for (role, side) in [(0, mover), (1, 1 - mover)] {
+                let own = side as u8 + 1;
+                let a = half_window(board, cell, (dr, dc), own);
+                let b = half_window(board, cell, (-dr, -dc), own);
+                if !(bare(a) && bare(b)) {
+                    count(role, a.min(b) * 32 + a.max(b));
+                }
+            }
+        }
+    }
+}
+
+fn windows(args: &[String]) -> anyhow::Result<()> {
+    let holdout: usize = flag(args, "--holdout", 5)?;
+    // Which of the `holdout` folds of games is held out (0 to holdout - 1): running all of
+    // them is a cross-validation, and shows how much the held-out error depends on the games.
+    let fold: usize = flag(args, "--fold", 0)?;
+    let kind: String = flag(args, "--features", "both".to_string())?;
+    let l2: f64 = flag(args, "--l2", 1e-3)?;
+    let steps: i32 = flag(args, "--steps", 1000)?;
+    let scale: f64 = flag(args, "--scale", 200.0)?;
+    let max_train: usize = flag(args, "--max-train", usize::MAX)?;
+    let max_label: f64 = flag(args, "--max-label", 3000.0)?;
+    let transfer_file: String = flag(args, "--transfer", String::new())?;
+    let quiet_only = args.iter().any(|a| a == "--quiet");
+    if !["eval", "windows", "both"].contains(&kind.as_str()) {
+        bail!("--features {kind}: use eval, windows or both");
+    }
+    if holdout > 0 && fold >= holdout {
+        bail!("--fold {fold}: use 0 to {}", holdout - 1);
+    }
+    let read = |file: &str| -> anyhow::Result<Vec<SparseSample>> {
+        let mut out = Vec::new();
+        let (mut game, mut last) = (0, usize::MAX);
+        for (score, moves, _) in label_lines(file)? {
+            let stones = parse_moves(&moves, SIZE)?;
+            // A label file lists each game's positions in order, so fewer stones start a game.
+            if stones.len() <= last {
+                game += 1;
+            }
+            last = stones.len();
+            let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
+            play_moves(&mut position, &stones)?;
+            if score.abs() > max_label || (quiet_only && !is_quiet(&position)) {
+                continue;
+            }
+            let board = position.board();
+            let mover = position.side_to_move().index();
+            let mut x: HashMap<usize, f64> = HashMap::new();
+            if kind == "windows" {
+                // The engine's first feature is the constant (tempo): windows alone keep it.
+                x.insert(0, 1.0);
+            } else {
+                for (j, &f) in eval::features(board, mover).iter().enumerate() {
+                    if f != 0 {
+                        x.insert(j, f as f64);
+                    }
+                }
+            }
+            if kind != "eval" {
+                line_windows(board, mover, |role, key| {
+                    *x.entry(eval::FEATURES + role * WINDOW_KEYS + key)
+                        .or_default() += 1.0;
+                });
+            }
+            // In index order, so that every run sums the same terms in the same order.
+            let mut x: Vec<(usize, f64)> = x.into_iter().collect();
+            x.sort_unstable_by_key(|&(j, _)| j);
+            out.push(SparseSample {
+                game,
+                x,
+                y: sigmoid(score / scale),
+                in_use: sigmoid(position.evaluate() as f64 / scale),
+            });
+        }
+        Ok(out)
+    };
+    let (mut train, mut test) = (Vec::new(), Vec::new());
+    let mut games_before = 0;
+    for file in files(args) {
+        let samples = read(&file)?;
+        let games = samples.last().map_or(0, |s| s.game);
+        for mut sample in samples {
+            sample.game += games_before;
+            // Whole games are held out: a game's other positions share most of its shapes, so
+            // holding out single positions rewards memorising games.
+            if holdout > 0 && sample.game % holdout == fold {
+                test.push(sample);
+            } else if train.len() < max_train {
+                train.push(sample);
+            }
+        }
+        games_before += games;
+    }
+    let transfer = if transfer_file.is_empty() {
+        Vec::new()
+    } else {
+        read(&transfer_file)?
+    };
+    if train.is_empty() {
+        bail!("no labelled positions");
+    }
+    let n = eval::FEATURES + 2 * WINDOW_KEYS;
+    let mut spread = vec![0.0f64; n];
+    let mut seen = vec![false; n];
+    for sample in &train {
+        for &(j, v) in &sample.x {
+            spread[j] += v * v;
+            seen[j] = true;
+        }
+    }
+    spread
+        .iter_mut()
+        .for_each(|s| *s = (*s / train.len() as f64).sqrt().max(1e-3));
+    let predict =
+        |w: &[f64], s: &SparseSample| sigmoid(s.x.iter().map(|&(j, v)| v / spread[j] * w[j]).sum());
+    let error = |w: &[f64], data: &[SparseSample]| {
+        data.iter()
+            .map(|s| (predict(w, s) - s.y).powi(2))
+            .sum::<f64>()
+            / data.len().max(1) as f64
+    };
+    let in_use = |data: &[SparseSample]| {
+        data.iter().map(|s| (s.in_use - s.y).powi(2)).sum::<f64>() / data.len().max(1) as f64
+    };
+    let mut w = vec![0.0f64; n];
+    let mut adam = Adam::new(0.01, n);
+    for step in 1..=steps {
+        let mut grad = vec![0.0f64; n];
+        for s in &train {
+            let p = predict(&w, s);
+            let g = 2.0 * (p - s.y) * p * (1.0 - p);
+            for &(j, v) in &s.x {
+                grad[j] += g * v / spread[j];
+            }
+        }
+        grad.iter_mut().for_each(|g| *g /= train.len() as f64);
+        adam.step(&mut w, &grad, l2);
+        if step % 250 == 0 {
+            eprintln!(
+                "step {step}: train {:.5} held-out games {:.5}",
+                error(&w, &train),
+                error(&w, &test)
+            );
+        }
+    }
+    let used = seen.iter().filter(|&&b| b).count();
+    // How far from even the scores spread (root mean square, in score points), fitted and in
+    // use: the search's margins and threat bonuses are set to the engine's spread, so a fit
+    // that shrinks it plays differently for that alone.
+    let logit = |p: f64| (p / (1.0 - p)).ln() * scale;
+    let rms = |scores: Vec<f64>| {
+        (scores.iter().map(|x| x * x).sum::<f64>() / scores.len().max(1) as f64).sqrt()
+    };
+    let fitted_rms = rms(test.iter().map(|s| logit(predict(&w, s))).collect());
+    let in_use_rms = rms(test
+        .iter()
+        .map(|s| logit(s.in_use.clamp(1e-9, 1.0 - 1e-9)))
+        .collect());
+    println!(
+        "features {kind}, {used} weights: {} train, {} in held-out games, {} transfer; held-out \
+         error: fit {:.5}, weights in use {:.5}; transfer error: fit {:.5}, weights in use \
+         {:.5}; score spread in held-out games: fit {fitted_rms:.0}, in use {in_use_rms:.0}",
+        train.len(),
+        test.len(),
+        transfer.len(),
+        error(&w, &test),
+        in_use(&test),
+        error(&w, &transfer),
+        in_use(&transfer)
+    );
+    Ok(())
 }
 
 /// `compare A.txt B.txt`: see the module's documentation.
@@ -530,11 +774,12 @@ fn main() -> anyhow::Result<()> {
         Some("label") => label(&args[1..]),
         Some("outcomes") => outcomes(&args[1..]),
         Some("fit") => fit(&args[1..]),
+        Some("windows") => windows(&args[1..]),
         Some("blame") => blame(&args[1..]),
         Some("compare") => compare(&args[1..]),
         _ => bail!(
             "usage: gomoku_eval_fit label GAMES... --judge CMD | outcomes GAMES... | fit LABELS... \
-             | blame GAMES LABELS | compare LABELS LABELS"
+             | windows LABELS... | blame GAMES LABELS | compare LABELS LABELS"
         ),
     }
 }

@@ -25,6 +25,7 @@
 
 use std::time::Duration;
 
+use anyhow::Context;
 use kibitz::engine::{Game, Move, Outcome, SearchLimits, SearchOptions, Side, TranspositionTable};
 use kibitz::games::BoardGame;
 use kibitz::games::gomoku::vcf::{Vcf, VcfLimits};
@@ -71,18 +72,23 @@ fn main() -> anyhow::Result<()> {
     let mut player = String::from("kibitz");
     let mut dump = false;
     let mut i = 0;
+    // A valued flag's value, or an error naming the flag (not a panic) when it has none.
+    let value = |i: usize| {
+        args.get(i + 1)
+            .with_context(|| format!("{} needs a value", args[i]))
+    };
     while i < args.len() {
         match args[i].as_str() {
             "--ms" => {
-                ms = args[i + 1].parse()?;
+                ms = value(i)?.parse()?;
                 i += 1;
             }
             "--oracle-nodes" => {
-                oracle = args[i + 1].parse()?;
+                oracle = value(i)?.parse()?;
                 i += 1;
             }
             "--player" => {
-                player.clone_from(&args[i + 1]);
+                player.clone_from(value(i)?);
                 i += 1;
             }
             "--dump" => dump = true,
