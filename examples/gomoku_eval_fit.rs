@@ -61,7 +61,7 @@
 //! features on unseen openings). Their code is in the git history (`git log --
 //! examples/gomoku_eval_fit.rs`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -508,22 +508,23 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
     }
     let read = |file: &str| -> anyhow::Result<Vec<SparseSample>> {
         let mut out = Vec::new();
-        let (mut game, mut last) = (0, usize::MAX);
-        for (score, moves, _) in label_lines(file)? {
-            let stones = parse_moves(&moves, SIZE)?;
+        let (mut game, mut last) = (0, u32::MAX);
+        for Label {
+            score, position, ..
+        } in read_labels(file)?
+        {
+            let board = position.board();
             // A label file lists each game's positions in order, so fewer stones start a game.
-            if stones.len() <= last {
+            if board.stones <= last {
                 game += 1;
             }
-            last = stones.len();
-            let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
-            play_moves(&mut position, &stones)?;
+            last = board.stones;
             if score.abs() > max_label || (quiet_only && !is_quiet(&position)) {
                 continue;
             }
-            let board = position.board();
             let mover = position.side_to_move().index();
-            let mut x: HashMap<usize, f64> = HashMap::new();
+            // Ordered by index, so that every run sums the same terms in the same order.
+            let mut x: BTreeMap<usize, f64> = BTreeMap::new();
             if kind == "windows" {
                 // The engine's first feature is the constant (tempo): windows alone keep it.
                 x.insert(0, 1.0);
@@ -540,12 +541,9 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
                         .or_default() += 1.0;
                 });
             }
-            // In index order, so that every run sums the same terms in the same order.
-            let mut x: Vec<(usize, f64)> = x.into_iter().collect();
-            x.sort_unstable_by_key(|&(j, _)| j);
             out.push(SparseSample {
                 game,
-                x,
+                x: x.into_iter().collect(),
                 y: sigmoid(score / scale),
                 in_use: sigmoid(position.evaluate() as f64 / scale),
             });
@@ -625,15 +623,15 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
     // How far from even the scores spread (root mean square, in score points), fitted and in
     // use: the search's margins and threat bonuses are set to the engine's spread, so a fit
     // that shrinks it plays differently for that alone.
-    let logit = |p: f64| (p / (1.0 - p)).ln() * scale;
+    let logit = |p: f64| {
+        let p = p.clamp(1e-9, 1.0 - 1e-9);
+        (p / (1.0 - p)).ln() * scale
+    };
     let rms = |scores: Vec<f64>| {
         (scores.iter().map(|x| x * x).sum::<f64>() / scores.len().max(1) as f64).sqrt()
     };
     let fitted_rms = rms(test.iter().map(|s| logit(predict(&w, s))).collect());
-    let in_use_rms = rms(test
-        .iter()
-        .map(|s| logit(s.in_use.clamp(1e-9, 1.0 - 1e-9)))
-        .collect());
+    let in_use_rms = rms(test.iter().map(|s| logit(s.in_use)).collect());
     println!(
         "features {kind}, {used} weights: {} train, {} in held-out games, {} transfer; held-out \
          error: fit {:.5}, weights in use {:.5}; transfer error: fit {:.5}, weights in use \
