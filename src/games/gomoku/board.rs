@@ -3,17 +3,19 @@
 //!
 //! Every line of the board (rows, columns, both diagonals) is a `u128` bit mask per side, cell
 //! `i` of the line at bit `i + OFFSET`, so the segment of `2H + 1` cells around any cell is one
-//! shift and mask away, with off-board cells reading as blocked. Placing or removing a stone
-//! refreshes the patterns of the empty cells within `H` of it along its four lines and nothing
-//! else, keeping per-side counts of each pattern level, of each cell shape and of each level
-//! pair (the evaluation's features) in step. Nothing here allocates after construction.
+//! shift and mask away, with off-board cells reading as blocked. Each empty cell keeps one code
+//! per side: its four line patterns, three bits each, so that its shape, level pair, threat
+//! classes and best level are one table lookup. Placing a stone refreshes the codes of the empty
+//! cells within `H` of it along its four lines and nothing else, keeping per-side counts of each
+//! pattern level, of each cell shape and of each level pair (the evaluation's features) and the
+//! threat cell sets in step; removing it puts back the codes it changed, from a log, and the
+//! counts and sets whole, from a copy taken when it was placed. Nothing here allocates once the
+//! log and the frames have grown to the search's depth.
 
 use std::sync::Arc;
 
 use super::cell_set::CellSet;
-use super::patterns::{
-    FIVE, FOUR, LEVELS, NONE, OPEN_FOUR, OPEN_THREE, OPEN_TWO, PatternFn, THREE,
-};
+use super::patterns::{FIVE, FOUR, LEVELS, OPEN_FOUR, OPEN_THREE, OPEN_TWO, PatternFn, THREE};
 use super::{GomokuRules, Overline};
 use crate::engine::Side;
 
@@ -100,24 +102,40 @@ const fn shape_of(key: usize) -> u8 {
     class as u8
 }
 
-/// `(shape_of, pair_of, threat_of)` for every packed key: all three are looked up, at once, on
-/// every pattern change.
-static CLASSES: [(u8, u8, u8); 1 << 12] = {
-    let mut table = [(0u8, 0u8, 0u8); 1 << 12];
+/// What one side's cell code says across the cell's four lines, looked up on every code change.
+#[derive(Clone, Copy, Debug, Default)]
+struct CodeClasses {
+    shape: u8,
+    pair: u8,
+    /// Bits of the [`THREAT_LEVELS`] the code reaches.
+    threat: u8,
+    /// The best of the four levels.
+    best: u8,
+}
+
+/// The classes of every cell code (four levels, three bits each).
+static CLASSES: [CodeClasses; 1 << 12] = {
+    let mut table = [CodeClasses {
+        shape: 0,
+        pair: 0,
+        threat: 0,
+        best: 0,
+    }; 1 << 12];
     let mut key = 0;
     while key < table.len() {
-        table[key] = (shape_of(key), pair_of(key), threat_of(key));
+        table[key] = CodeClasses {
+            shape: shape_of(key),
+            pair: pair_of(key),
+            threat: threat_of(key),
+            best: best_of(key),
+        };
         key += 1;
     }
     table
 };
 
-/// The threat levels whose cells the board keeps in a [`CellSet`] per side, weakest first:
-/// a stone there makes at least this level in some direction.
-pub const THREAT_LEVELS: [u8; 3] = [OPEN_THREE, FOUR, FIVE];
-
-/// Which of [`THREAT_LEVELS`] four levels packed three bits each reach, one bit each.
-const fn threat_of(key: usize) -> u8 {
+/// The best of four levels packed three bits each.
+const fn best_of(key: usize) -> u8 {
     let mut best = 0u8;
     let mut d = 0;
     while d < 4 {
@@ -127,6 +145,16 @@ const fn threat_of(key: usize) -> u8 {
         }
         d += 1;
     }
+    best
+}
+
+/// The threat levels whose cells the board keeps in a [`CellSet`] per side, weakest first:
+/// a stone there makes at least this level in some direction.
+pub const THREAT_LEVELS: [u8; 3] = [OPEN_THREE, FOUR, FIVE];
+
+/// Which of [`THREAT_LEVELS`] four levels packed three bits each reach, one bit each.
+const fn threat_of(key: usize) -> u8 {
+    let best = best_of(key);
     let mut bits = 0u8;
     let mut t = 0;
     while t < THREAT_LEVELS.len() {
@@ -136,15 +164,6 @@ const fn threat_of(key: usize) -> u8 {
         t += 1;
     }
     bits
-}
-
-/// The four levels `levels` (one side, one cell) packed three bits each: the key of `CLASSES`.
-#[inline]
-fn packed(levels: &[u8]) -> usize {
-    levels[0] as usize
-        | (levels[1] as usize) << 3
-        | (levels[2] as usize) << 6
-        | (levels[3] as usize) << 9
 }
 
 /// What never changes during a game: sizes, the rules and which line each cell lies on.
@@ -244,48 +263,59 @@ pub struct Board {
     pub cells: Vec<u8>,
     /// Per line, per side: stone bits.
     lines: Vec<[u128; 2]>,
-    /// Per cell: pattern level for side `s`, direction `d` at index `s * 4 + d` (empty cells only;
-    /// occupied cells hold `NONE`).
-    pub pattern: Vec<[u8; 8]>,
-    /// Per cell: stones within two cells (Chebyshev distance), the candidate-move area.
+    /// Per cell and side: the cell's code, the pattern level a stone of that side would make in
+    /// each direction, three bits each (direction `d` at bits `3d..3d + 3`); 0 for an occupied
+    /// cell. Everything else the board knows of a cell (its shape, level pair and threat
+    /// classes, its best level) is one lookup of the code in `CLASSES`.
+    pub code: Vec<[u16; 2]>,
+    /// Per cell: stones within two cells (Chebyshev distance), the candidate-move area. Padded
+    /// with [`NEAR_PADDING`] bytes past the last cell so that `bump_near` can update a row's
+    /// five cells as one `u64`.
     pub near: Vec<u8>,
     /// Per side and level: how many (empty cell, direction) pairs have that pattern.
     pub level_count: [[u32; LEVELS]; 2],
-    /// Per cell and side: the shape class (0 for none or an occupied cell).
-    pub combo: Vec<[u8; 2]>,
     /// Per side and class: how many empty cells offer that shape.
     pub combo_count: [[u32; COMBO_CLASSES]; 2],
-    /// Per cell and side: the level pair class ([`pair_index`]; 0 for an occupied cell).
-    pub pair: Vec<[u8; 2]>,
     /// Per side and pair class: how many empty cells have it (class 0 is not kept).
     pub pair_count: [[u32; PAIR_CLASSES]; 2],
     /// Per side and threat level (index into [`THREAT_LEVELS`]): the empty cells where a stone
     /// of that side reaches the level in some direction.
     pub threats: [[CellSet; THREAT_LEVELS.len()]; 2],
-    /// Per cell and side: its membership of `threats` as bits (so the sets change only when it
-    /// does).
-    threat: Vec<[u8; 2]>,
     /// Zobrist hash of the stones only (the side to move is added by the game).
     pub stone_hash: u64,
     pub stones: u32,
-    /// Every pattern slot `place` changed, oldest first, so that `remove` restores them instead
+    /// Every cell code `place` changed, oldest first, so that `remove` restores them instead
     /// of recomputing: the search removes the last stone placed, and undoing the log costs
-    /// about a quarter of refreshing the 36 cells' patterns again (callgrind, benches/gomoku.rs).
-    undo: Vec<PatternChange>,
-    /// Per placed stone still on the log: (its cell, where its changes start in `undo`).
-    frames: Vec<(u16, u32)>,
+    /// a fraction of refreshing the 36 cells' patterns again (callgrind, benches/gomoku.rs).
+    undo: Vec<CodeChange>,
+    /// Per placed stone still on the log, oldest first: what `remove` puts back at once.
+    frames: Vec<Frame>,
 }
 
-/// One pattern slot's value before a change, with the cell's shape and pair classes before it.
-#[derive(Clone, Copy, Debug)]
-struct PatternChange {
+/// What one `place` changed beyond the cell codes, kept whole: the stone's cell, where its code
+/// changes start in the undo log, and the counts and threat sets as they were before it. Copying
+/// them back (about 900 bytes) costs a tenth of moving each count back code by code, which
+/// `remove` did before (callgrind, benches/gomoku.rs).
+#[derive(Clone)]
+struct Frame {
     cell: u16,
-    /// Index into the cell's pattern: `side * 4 + dir`.
-    slot: u8,
-    level: u8,
-    combo: u8,
-    pair: u8,
-    threat: u8,
+    undo_start: u32,
+    level_count: [[u32; LEVELS]; 2],
+    combo_count: [[u32; COMBO_CLASSES]; 2],
+    pair_count: [[u32; PAIR_CLASSES]; 2],
+    threats: [[CellSet; THREAT_LEVELS.len()]; 2],
+}
+
+/// Bytes of `Board::near` past the last cell: a row's window read as a `u64` may start at the
+/// last cell.
+const NEAR_PADDING: usize = 8;
+
+/// A cell's codes before a change. A stone changes each other cell along one line only (the
+/// line through both), so one entry a cell and a stone holds it.
+#[derive(Clone, Copy, Debug)]
+struct CodeChange {
+    cell: u16,
+    codes: [u16; 2],
 }
 
 /// Moves one count from class `from` to class `to` (nothing if they are equal). Wrapping: class
@@ -299,6 +329,12 @@ fn recount(counts: &mut [u32], from: u8, to: u8) {
     }
 }
 
+/// The level of direction `dir` in a cell code.
+#[inline]
+pub const fn level_in(code: u16, dir: usize) -> u8 {
+    ((code >> (3 * dir)) & 7) as u8
+}
+
 impl Board {
     pub fn empty(geo: Arc<Geometry>) -> Self {
         let n = geo.cells();
@@ -306,14 +342,11 @@ impl Board {
         let mut board = Board {
             cells: vec![0; n],
             lines,
-            pattern: vec![[NONE; 8]; n],
-            near: vec![0; n],
-            combo: vec![[0; 2]; n],
+            code: vec![[0; 2]; n],
+            near: vec![0; n + NEAR_PADDING],
             combo_count: [[0; COMBO_CLASSES]; 2],
-            pair: vec![[0; 2]; n],
             pair_count: [[0; PAIR_CLASSES]; 2],
             threats: Default::default(),
-            threat: vec![[0; 2]; n],
             level_count: [[0; LEVELS]; 2],
             stone_hash: geo.salt,
             stones: 0,
@@ -340,11 +373,8 @@ impl Board {
         self.combo_count = [[0; COMBO_CLASSES]; 2];
         self.pair_count = [[0; PAIR_CLASSES]; 2];
         self.threats = Default::default();
+        self.code.fill([0; 2]);
         for cell in 0..self.cells.len() {
-            self.pattern[cell] = [NONE; 8];
-            self.combo[cell] = [0; 2];
-            self.pair[cell] = [0; 2];
-            self.threat[cell] = [0; 2];
             if self.cells[cell] == 0 {
                 for d in 0..4 {
                     self.refresh(cell, d);
@@ -356,19 +386,35 @@ impl Board {
         self.frames.clear();
     }
 
+    /// The code of `cell` for `side` (its four levels, three bits each; 0 if occupied).
+    #[inline]
+    pub fn code(&self, cell: usize, side: usize) -> u16 {
+        self.code[cell][side]
+    }
+
     #[inline]
     pub fn level(&self, cell: usize, side: usize, dir: usize) -> u8 {
-        self.pattern[cell][side * 4 + dir]
+        level_in(self.code[cell][side], dir)
+    }
+
+    /// The four levels of `cell` for `side`, by direction.
+    #[inline]
+    pub fn levels(&self, cell: usize, side: usize) -> [u8; 4] {
+        let code = self.code[cell][side];
+        [0, 1, 2, 3].map(|d| level_in(code, d))
     }
 
     /// The best level `side` would make on `cell` over the four directions.
     #[inline]
     pub fn best_level(&self, cell: usize, side: usize) -> u8 {
-        let p = &self.pattern[cell];
-        p[side * 4]
-            .max(p[side * 4 + 1])
-            .max(p[side * 4 + 2])
-            .max(p[side * 4 + 3])
+        CLASSES[self.code[cell][side] as usize].best
+    }
+
+    /// The shape class ([`DOUBLE_FOUR`] and the others; 0 for none or an occupied cell) of
+    /// `cell` for `side`.
+    #[inline]
+    pub fn shape(&self, cell: usize, side: usize) -> u8 {
+        CLASSES[self.code[cell][side] as usize].shape
     }
 
     /// Whether a stone of `side` on `cell` would win.
@@ -377,31 +423,45 @@ impl Board {
         self.best_level(cell, side) == FIVE
     }
 
-    #[inline]
-    fn set_level(&mut self, cell: usize, side: usize, dir: usize, level: u8) {
-        let slot = &mut self.pattern[cell][side * 4 + dir];
-        let old = *slot;
-        if old != level {
-            *slot = level;
-            self.undo.push(PatternChange {
-                cell: cell as u16,
-                slot: (side * 4 + dir) as u8,
-                level: old,
-                combo: self.combo[cell][side],
-                pair: self.pair[cell][side],
-                threat: self.threat[cell][side],
-            });
-            recount(&mut self.level_count[side], old, level);
-            let (class, pair, threat) =
-                CLASSES[packed(&self.pattern[cell][side * 4..side * 4 + 4])];
-            let old_threat = std::mem::replace(&mut self.threat[cell][side], threat);
-            if old_threat != threat {
-                self.mark_threats(cell, side, threat);
-            }
-            let old_class = std::mem::replace(&mut self.combo[cell][side], class);
-            recount(&mut self.combo_count[side], old_class, class);
-            let old_pair = std::mem::replace(&mut self.pair[cell][side], pair);
-            recount(&mut self.pair_count[side], old_pair, pair);
+    /// Moves the shape, pair and threat bookkeeping of `cell` for `side` from code `old` to
+    /// code `new` (the level counts are the caller's: it knows which directions changed).
+    #[inline(always)]
+    fn reclass(&mut self, cell: usize, side: usize, old: u16, new: u16) {
+        let (was, now) = (CLASSES[old as usize], CLASSES[new as usize]);
+        recount(&mut self.combo_count[side], was.shape, now.shape);
+        recount(&mut self.pair_count[side], was.pair, now.pair);
+        if was.threat != now.threat {
+            self.mark_threats(cell, side, now.threat);
+        }
+    }
+
+    /// Sets the levels of empty `cell` in direction `dir` (`first` for the first player,
+    /// `second` for the second), logging the old codes when they change.
+    #[inline(always)]
+    fn set_levels(&mut self, cell: usize, dir: usize, first: u8, second: u8) {
+        let shift = 3 * dir as u32;
+        let old = self.code[cell];
+        let (was_first, was_second) = (level_in(old[0], dir), level_in(old[1], dir));
+        if was_first == first && was_second == second {
+            return;
+        }
+        let keep = !(7u16 << shift);
+        let new = [
+            old[0] & keep | u16::from(first) << shift,
+            old[1] & keep | u16::from(second) << shift,
+        ];
+        self.undo.push(CodeChange {
+            cell: cell as u16,
+            codes: old,
+        });
+        self.code[cell] = new;
+        if was_first != first {
+            recount(&mut self.level_count[0], was_first, first);
+            self.reclass(cell, 0, old[0], new[0]);
+        }
+        if was_second != second {
+            recount(&mut self.level_count[1], was_second, second);
+            self.reclass(cell, 1, old[1], new[1]);
         }
     }
 
@@ -444,8 +504,7 @@ impl Board {
     fn refresh(&mut self, cell: usize, dir: usize) {
         let [x, o, off] = self.segments(cell, dir);
         let [first, second] = self.geo.patterns.levels(x, o, off);
-        self.set_level(cell, 0, dir, first);
-        self.set_level(cell, 1, dir, second);
+        self.set_levels(cell, dir, first, second);
     }
 
     /// Whether a stone of `side`'s opponent on empty `cell` would leave `side` no move that
@@ -455,7 +514,7 @@ impl Board {
     /// of them.
     pub fn stops_open_fours(&self, cell: usize, side: usize) -> bool {
         let total = self.level_count[side][OPEN_FOUR as usize];
-        let own = &self.pattern[cell][side * 4..side * 4 + 4];
+        let own = self.levels(cell, side);
         let mut stopped = own.iter().filter(|&&l| l == OPEN_FOUR).count() as u32;
         let h = self.geo.patterns.h as i32;
         for d in 0..4 {
@@ -467,7 +526,7 @@ impl Board {
                 let other = cells[p as usize] as usize;
                 if p == pos as i32
                     || self.cells[other] != 0
-                    || self.pattern[other][side * 4 + d] != OPEN_FOUR
+                    || self.level(other, side, d) != OPEN_FOUR
                 {
                     continue;
                 }
@@ -493,54 +552,101 @@ impl Board {
         }
         self.stone_hash ^= zobrist(side, cell);
         self.stones += 1;
-        self.bump_near(cell, 1);
+        self.bump_near(cell, true);
     }
 
-    fn bump_near(&mut self, cell: usize, delta: i8) {
-        let (rows, cols) = (self.geo.rows as i32, self.geo.cols as i32);
-        let (r, c) = ((cell / self.geo.cols) as i32, (cell % self.geo.cols) as i32);
-        for rr in (r - 2).max(0)..=(r + 2).min(rows - 1) {
-            for cc in (c - 2).max(0)..=(c + 2).min(cols - 1) {
-                let n = &mut self.near[(rr * cols + cc) as usize];
-                *n = n.wrapping_add_signed(delta);
+    /// Counts the stone on `cell` in (`add`) or out of the neighbourhood counts of the cells
+    /// within two of it. Each row's three to five cells move as one `u64` (plus one in each
+    /// byte): no byte carries into the next, since a count is at most 25 and a count being
+    /// lowered holds this stone, so it is at least 1; the bytes past the window get 0.
+    fn bump_near(&mut self, cell: usize, add: bool) {
+        let (rows, cols) = (self.geo.rows, self.geo.cols);
+        let (r, c) = (cell / cols, cell % cols);
+        let first_col = c.saturating_sub(2);
+        let width = (c + 2).min(cols - 1) - first_col + 1;
+        let ones = 0x0101_0101_0101_0101u64 & ((1u64 << (8 * width)) - 1);
+        for row in r.saturating_sub(2)..=(r + 2).min(rows - 1) {
+            let at = row * cols + first_col;
+            if let Ok(window) = <&mut [u8; 8]>::try_from(&mut self.near[at..at + 8]) {
+                let counts = u64::from_le_bytes(*window);
+                let counts = if add {
+                    counts.wrapping_add(ones)
+                } else {
+                    counts.wrapping_sub(ones)
+                };
+                *window = counts.to_le_bytes();
             }
         }
     }
 
     /// Refreshes the empty cells within `H` of `cell` on its four lines.
     ///
-    /// The hot half of every move: the line's masks are read once per direction and each
-    /// cell's segment is one shift of them (what `segments` does per cell).
+    /// The hot half of every move. The line's masks are read once per direction and shifted
+    /// once to the window of the cells refreshed (`4H + 1` bits, one `u64` up to `H = 15`), so
+    /// each cell's segment is one narrow shift of them; the geometry is held apart from the
+    /// board (its own `Arc`) so that its line tables stay in registers while the board changes.
     fn refresh_around(&mut self, cell: usize) {
-        let patterns = self.geo.patterns;
+        let geo = Arc::clone(&self.geo);
+        let patterns = geo.patterns;
         let h = patterns.h as usize;
         let seg_mask = (1u64 << (2 * h + 1)) - 1;
+        let narrow = 4 * h < 64;
         for d in 0..4 {
-            let (line, pos) = self.geo.line_of[cell][d];
+            let (line, pos) = geo.line_of[cell][d];
             let (line, pos) = (line as usize, pos as usize);
-            let len = self.geo.line_cells[line].len();
+            let cells = &geo.line_cells[line];
             let [x, o] = self.lines[line];
-            let off = !self.geo.on_board[line];
-            for p in pos.saturating_sub(h)..=(pos + h).min(len - 1) {
-                let other = self.geo.line_cells[line][p] as usize;
-                if self.cells[other] != 0 {
-                    continue;
+            let off = !geo.on_board[line];
+            let (lo, hi) = (pos.saturating_sub(h), (pos + h).min(cells.len() - 1));
+            // Bit 0 of the window is the segment of cell `lo`'s first bit.
+            let base = lo as u32 + OFFSET - h as u32;
+            if narrow {
+                let window = |bits: u128| (bits >> base) as u64;
+                let (x, o, off) = (window(x), window(o), window(off));
+                for (i, &other) in cells[lo..=hi].iter().enumerate() {
+                    let segment = |bits: u64| (bits >> i) & seg_mask;
+                    self.refresh_cell(other as usize, d, segment(x), segment(o), segment(off));
                 }
-                let shift = p as u32 + OFFSET - h as u32;
-                let segment = |bits: u128| ((bits >> shift) as u64) & seg_mask;
-                let [first, second] = patterns.levels(segment(x), segment(o), segment(off));
-                self.set_level(other, 0, d, first);
-                self.set_level(other, 1, d, second);
+            } else {
+                for (i, &other) in cells[lo..=hi].iter().enumerate() {
+                    let segment = |bits: u128| ((bits >> (base + i as u32)) as u64) & seg_mask;
+                    self.refresh_cell(other as usize, d, segment(x), segment(o), segment(off));
+                }
             }
+        }
+    }
+
+    /// Recomputes the levels of `cell` in direction `dir` from its segments, if it is empty.
+    #[inline(always)]
+    fn refresh_cell(&mut self, cell: usize, dir: usize, x: u64, o: u64, off: u64) {
+        if self.cells[cell] == 0 {
+            let [first, second] = self.geo.patterns.levels(x, o, off);
+            self.set_levels(cell, dir, first, second);
         }
     }
 
     /// Places a stone of `side` on empty `cell`, updating everything incrementally.
     pub fn place(&mut self, cell: usize, side: usize) {
-        self.frames.push((cell as u16, self.undo.len() as u32));
-        for s in 0..2 {
-            for d in 0..4 {
-                self.set_level(cell, s, d, NONE);
+        self.frames.push(Frame {
+            cell: cell as u16,
+            undo_start: self.undo.len() as u32,
+            level_count: self.level_count,
+            combo_count: self.combo_count,
+            pair_count: self.pair_count,
+            threats: self.threats,
+        });
+        let old = self.code[cell];
+        if old != [0; 2] {
+            self.undo.push(CodeChange {
+                cell: cell as u16,
+                codes: old,
+            });
+            self.code[cell] = [0; 2];
+            for (side, &code) in old.iter().enumerate() {
+                for d in 0..4 {
+                    recount(&mut self.level_count[side], level_in(code, d), 0);
+                }
+                self.reclass(cell, side, code, 0);
             }
         }
         self.put(cell, side);
@@ -557,11 +663,17 @@ impl Board {
         }
         self.stone_hash ^= zobrist(side, cell);
         self.stones -= 1;
-        self.bump_near(cell, -1);
+        self.bump_near(cell, false);
         match self.frames.last() {
-            Some(&(last, start)) if last as usize == cell => {
-                self.frames.pop();
-                self.undo_to(start as usize);
+            Some(frame) if frame.cell as usize == cell => {
+                self.level_count = frame.level_count;
+                self.combo_count = frame.combo_count;
+                self.pair_count = frame.pair_count;
+                self.threats = frame.threats;
+                let start = frame.undo_start as usize;
+                // Dropped in place: a frame is not copied out again.
+                self.frames.truncate(self.frames.len() - 1);
+                self.undo_to(start);
             }
             // Not the last stone placed (a set-up stone, or a take-back out of order): the log
             // no longer describes the board, so recompute and start the log afresh.
@@ -573,23 +685,11 @@ impl Board {
         }
     }
 
-    /// Restores every pattern slot changed since the log held `start` changes, newest first,
-    /// moving the counts back as `set_level` moved them.
+    /// Restores every cell code changed since the log held `start` changes, newest first (the
+    /// counts and sets are the frame's to restore).
     fn undo_to(&mut self, start: usize) {
-        while self.undo.len() > start {
-            let Some(change) = self.undo.pop() else { break };
-            let (cell, slot) = (change.cell as usize, change.slot as usize);
-            let side = slot / 4;
-            let now = std::mem::replace(&mut self.pattern[cell][slot], change.level);
-            recount(&mut self.level_count[side], now, change.level);
-            let class = std::mem::replace(&mut self.combo[cell][side], change.combo);
-            recount(&mut self.combo_count[side], class, change.combo);
-            let pair = std::mem::replace(&mut self.pair[cell][side], change.pair);
-            recount(&mut self.pair_count[side], pair, change.pair);
-            let threat = std::mem::replace(&mut self.threat[cell][side], change.threat);
-            if threat != change.threat {
-                self.mark_threats(cell, side, change.threat);
-            }
+        for change in self.undo.drain(start..).rev() {
+            self.code[change.cell as usize] = change.codes;
         }
     }
 
@@ -629,11 +729,9 @@ mod tests {
     fn matches_a_fresh_refresh(b: &Board) -> bool {
         let mut fresh = b.clone();
         fresh.refresh_all();
-        fresh.pattern == b.pattern
+        fresh.code == b.code
             && fresh.level_count == b.level_count
-            && fresh.combo == b.combo
             && fresh.combo_count == b.combo_count
-            && fresh.pair == b.pair
             && fresh.pair_count == b.pair_count
             && fresh.threats == b.threats
     }
@@ -649,7 +747,7 @@ mod tests {
             b.remove(cell);
             assert!(matches_a_fresh_refresh(&b));
         }
-        assert_eq!(b.pattern, before.pattern);
+        assert_eq!(b.code, before.code);
         assert_eq!(b.pair_count, before.pair_count);
     }
 
@@ -676,5 +774,70 @@ mod tests {
         b.remove(50);
         b.remove(41);
         assert!(matches_a_fresh_refresh(&b));
+    }
+
+    /// Each cell's neighbourhood count, counted from the stones.
+    fn near_counted(b: &Board) -> Vec<u8> {
+        let (rows, cols) = (b.geo.rows as i32, b.geo.cols as i32);
+        (0..rows * cols)
+            .map(|cell| {
+                let (r, c) = (cell / cols, cell % cols);
+                let mut n = 0;
+                for rr in (r - 2).max(0)..=(r + 2).min(rows - 1) {
+                    for cc in (c - 2).max(0)..=(c + 2).min(cols - 1) {
+                        n += u8::from(b.cells[(rr * cols + cc) as usize] != 0);
+                    }
+                }
+                n
+            })
+            .collect()
+    }
+
+    /// Board shapes and rules that take every path of `refresh_around` and `bump_near`: the
+    /// tabulated patterns (k = 5, free-style and exact), the direct ones (k = 6 exact, k = 17
+    /// with H = 16, past the one-`u64` window), narrow and oblong boards.
+    const GEOMETRIES: [(usize, usize, u32, Overline); 5] = [
+        (15, 15, 5, Overline::Win),
+        (15, 15, 5, Overline::NoWin),
+        (5, 9, 3, Overline::Win),
+        (20, 20, 17, Overline::Win),
+        (13, 7, 6, Overline::NoWin),
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn any_sequence_of_stones_and_take_backs_keeps_every_count_exact(
+            geometry in 0..GEOMETRIES.len(),
+            steps in proptest::collection::vec((proptest::prelude::any::<u16>(), 0..4u8), 1..80),
+        ) {
+            let (rows, cols, k, overline) = GEOMETRIES[geometry];
+            let rules = GomokuRules::new(k, overline).unwrap();
+            let mut b = Board::empty(Arc::new(Geometry::new(rows, cols, rules)));
+            let empty = b.clone();
+            let mut placed = Vec::new();
+            for (seed, action) in steps {
+                // One step in four takes the last stone back, as the search does.
+                if action == 0 && !placed.is_empty() {
+                    let cell = placed.pop().unwrap();
+                    b.remove(cell);
+                } else {
+                    let free: Vec<usize> = (0..rows * cols).filter(|&c| b.cells[c] == 0).collect();
+                    if free.is_empty() {
+                        continue;
+                    }
+                    let cell = free[seed as usize % free.len()];
+                    b.place(cell, placed.len() % 2);
+                    placed.push(cell);
+                }
+                proptest::prop_assert!(matches_a_fresh_refresh(&b));
+                proptest::prop_assert_eq!(&b.near[..rows * cols], &near_counted(&b)[..]);
+            }
+            while let Some(cell) = placed.pop() {
+                b.remove(cell);
+            }
+            proptest::prop_assert_eq!(&b.code, &empty.code);
+            proptest::prop_assert_eq!(&b.near, &empty.near);
+            proptest::prop_assert_eq!(b.level_count, empty.level_count);
+        }
     }
 }

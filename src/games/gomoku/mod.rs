@@ -225,11 +225,9 @@ impl Gomoku {
     pub fn patterns_consistent(&self) -> bool {
         let mut fresh = self.clone();
         fresh.board.refresh_all();
-        fresh.board.pattern == self.board.pattern
+        fresh.board.code == self.board.code
             && fresh.board.level_count == self.board.level_count
-            && fresh.board.combo == self.board.combo
             && fresh.board.combo_count == self.board.combo_count
-            && fresh.board.pair == self.board.pair
             && fresh.board.pair_count == self.board.pair_count
             && fresh.board.threats == self.board.threats
     }
@@ -301,7 +299,7 @@ impl Gomoku {
             return None;
         }
         let black = Side::First.index();
-        let levels = &self.board.pattern[cell][black * 4..black * 4 + 4];
+        let levels = self.board.levels(cell, black);
         let threes = levels.iter().filter(|&&l| l >= OPEN_THREE).count();
         if threes < 2 && levels.iter().all(|&l| l < FOUR) {
             return None;
@@ -380,9 +378,9 @@ impl Gomoku {
         let me = self.to_move.index();
         self.board.best_level(cell, me) >= OPEN_THREE
             || self.board.best_level(cell, 1 - me) >= FOUR
-            || self.board.combo[cell]
-                .iter()
-                .any(|&class| (1..=board::DOUBLE_FOUR).contains(&(class as usize)))
+            || [me, 1 - me].iter().any(|&side| {
+                (1..=board::DOUBLE_FOUR).contains(&(self.board.shape(cell, side) as usize))
+            })
     }
 
     /// The threat rules: win if possible; else block a five; against an open three answer only
@@ -535,15 +533,17 @@ impl Game for Gomoku {
     fn move_order_hint(&self, mv: Move) -> i32 {
         let cell = mv.index();
         let me = self.to_move.index();
-        let pat = &self.board.pattern[cell];
+        let (mine, theirs) = (self.board.code(cell, me), self.board.code(cell, 1 - me));
         let mut score = 0;
         for d in 0..4 {
-            score += ATTACK[pat[me * 4 + d] as usize] + DEFENCE[pat[(1 - me) * 4 + d] as usize];
+            score += ATTACK[board::level_in(mine, d) as usize]
+                + DEFENCE[board::level_in(theirs, d) as usize];
         }
         // Shapes across lines (double threats first) outrank single-line ones; taking the cell
         // of the opponent's double threat comes just after making one of our own.
-        let shapes = self.board.combo[cell];
-        score + SHAPE_ATTACK[shapes[me] as usize] + SHAPE_DEFENCE[shapes[1 - me] as usize]
+        score
+            + SHAPE_ATTACK[self.board.shape(cell, me) as usize]
+            + SHAPE_DEFENCE[self.board.shape(cell, 1 - me) as usize]
     }
 }
 
