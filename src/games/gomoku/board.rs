@@ -269,7 +269,7 @@ pub struct Board {
     /// classes, its best level) is one lookup of the code in `CLASSES`.
     pub code: Vec<[u16; 2]>,
     /// Per cell: stones within two cells (Chebyshev distance), the candidate-move area. Padded
-    /// with [`NEAR_PADDING`] bytes past the last cell so that `bump_near` can update a row's
+    /// with `NEAR_PADDING` (8) bytes past the last cell so that `bump_near` can update a row's
     /// five cells as one `u64`.
     pub near: Vec<u8>,
     /// Per side and level: how many (empty cell, direction) pairs have that pattern.
@@ -285,7 +285,7 @@ pub struct Board {
     pub stone_hash: u64,
     pub stones: u32,
     /// Every cell code `place` changed, oldest first, so that `remove` restores them instead
-    /// of recomputing: the search removes the last stone placed, and undoing the log costs
+    /// of recomputing: the search removes the last stone placed, and restoring the codes costs
     /// a fraction of refreshing the 36 cells' patterns again (callgrind, benches/gomoku.rs).
     undo: Vec<CodeChange>,
     /// Per placed stone still on the log, oldest first: what `remove` puts back at once.
@@ -294,8 +294,8 @@ pub struct Board {
 
 /// What one `place` changed beyond the cell codes, kept whole: the stone's cell, where its code
 /// changes start in the undo log, and the counts and threat sets as they were before it. Copying
-/// them back (about 900 bytes) costs a tenth of moving each count back code by code, which
-/// `remove` did before (callgrind, benches/gomoku.rs).
+/// them in and back (about 900 bytes each way) costs about a third of moving each count back
+/// code by code, which `remove` did before (callgrind, benches/gomoku.rs).
 #[derive(Clone)]
 struct Frame {
     cell: u16,
