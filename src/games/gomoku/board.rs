@@ -503,8 +503,7 @@ impl Board {
     #[inline]
     fn refresh(&mut self, cell: usize, dir: usize) {
         let [x, o, off] = self.segments(cell, dir);
-        let [first, second] = self.geo.patterns.levels(x, o, off);
-        self.set_levels(cell, dir, first, second);
+        self.refresh_cell(cell, dir, x, o, off);
     }
 
     /// Whether a stone of `side`'s opponent on empty `cell` would leave `side` no move that

@@ -378,7 +378,7 @@ impl Gomoku {
         let me = self.to_move.index();
         self.board.best_level(cell, me) >= OPEN_THREE
             || self.board.best_level(cell, 1 - me) >= FOUR
-            || [me, 1 - me].iter().any(|&side| {
+            || (0..2).any(|side| {
                 (1..=board::DOUBLE_FOUR).contains(&(self.board.shape(cell, side) as usize))
             })
     }
