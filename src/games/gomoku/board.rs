@@ -20,7 +20,7 @@ use super::{GomokuRules, Overline};
 use crate::engine::Side;
 
 /// Bit of a line's cell 0: leaves room for the `H <= 25` cells before it.
-const OFFSET: u32 = 32;
+pub(super) const OFFSET: u32 = 32;
 
 /// Row and column steps of the four directions: horizontal, vertical, diagonal, anti-diagonal.
 pub const DIRECTIONS: [(i32, i32); 4] = [(0, 1), (1, 0), (1, 1), (1, -1)];
@@ -248,7 +248,7 @@ pub const fn splitmix(x: u64) -> u64 {
 
 /// Zobrist key of a stone of `side` on `cell`.
 #[inline]
-fn zobrist(side: usize, cell: usize) -> u64 {
+pub(super) fn zobrist(side: usize, cell: usize) -> u64 {
     splitmix(((cell as u64) << 1 | side as u64) ^ 0x5EED_6A3E_u64 << 20)
 }
 
@@ -384,6 +384,11 @@ impl Board {
         // Nothing before this point can be undone: the log starts here.
         self.undo.clear();
         self.frames.clear();
+    }
+
+    /// Per line, per side: the stone bits (cell `i` of the line at bit `i + OFFSET`).
+    pub(super) fn lines(&self) -> &[[u128; 2]] {
+        &self.lines
     }
 
     /// The code of `cell` for `side` (its four levels, three bits each; 0 if occupied).

@@ -26,6 +26,7 @@ pub mod board;
 pub mod cell_set;
 mod defence;
 pub mod eval;
+mod line_stones;
 pub mod patterns;
 pub mod renju;
 pub mod search;

@@ -8,10 +8,20 @@
 //! only when that block is itself a four. Positions proven to fail (at a given depth) are
 //! remembered in a small direct-mapped table private to one solve, so transpositions of the
 //! same fours (very common) are searched once.
+//!
+//! Outside renju the solver walks `LineStones` (line_stones.rs), the stones alone, instead of
+//! making moves on the full board: a VCF asks only where fours and fives are, and those change
+//! only on the lines through the last two stones, so each node re-reads the levels of those few
+//! cells (the parent's fours, kept or re-ranked, plus the new ones along the attacker's stone).
+//! It visits the same nodes in the same order as the board walk, which renju keeps (its
+//! forbidden points need the whole board), and a property test holds the two to the same
+//! answers.
 
 use std::time::Instant;
 
 use super::Gomoku;
+use super::board::zobrist;
+use super::line_stones::LineStones;
 use super::patterns::{FIVE, FOUR, OPEN_FOUR};
 use crate::engine::{CancelFlag, Game, Move};
 
@@ -110,6 +120,24 @@ pub struct VcfSolver {
     buffers: Vec<Vec<(i32, u16)>>,
     /// The winning line found, attacker and defender moves alternating, last move first.
     line: Vec<Move>,
+    /// The stones the line walk plays on (made at the first solve, reloaded at each).
+    view: Option<LineStones>,
+    /// Per cell: the generation of the node whose four list last took it (a dedup mark).
+    stamp: Vec<u32>,
+    generation: u32,
+}
+
+/// The order key of a cell where the attacker makes a four, from its four levels (`None` if
+/// it makes none): the sum of the levels, plus 100 for an open four or two fours at once.
+#[inline]
+fn four_rank(levels: [u8; 4]) -> Option<i32> {
+    let fours = levels.iter().filter(|&&l| l >= FOUR).count();
+    if fours == 0 {
+        return None;
+    }
+    let open = levels.contains(&OPEN_FOUR);
+    let sum: i32 = levels.iter().map(|&l| i32::from(l)).sum();
+    Some(sum + if open || fours > 1 { 100 } else { 0 })
 }
 
 impl VcfSolver {
@@ -124,6 +152,9 @@ impl VcfSolver {
                 .map(|_| Vec::with_capacity(cells))
                 .collect(),
             line: Vec::with_capacity(2 * MAX_FOURS as usize + 2),
+            view: None,
+            stamp: vec![0; cells],
+            generation: 0,
         }
     }
 
@@ -138,7 +169,22 @@ impl VcfSolver {
         self.stopped = false;
         self.node_limit = self.nodes.saturating_add(limits.max_nodes);
         let depth = limits.max_depth.min(MAX_FOURS);
-        self.attack(pos, depth, 0, limits)
+        if pos.rules().renju {
+            return self.attack(pos, depth, 0, limits);
+        }
+        let mut view = match self.view.take() {
+            Some(mut view) => {
+                view.load(&pos.board);
+                view
+            }
+            None => LineStones::new(&pos.board),
+        };
+        if self.stamp.len() < pos.board.cells.len() {
+            self.stamp.resize(pos.board.cells.len(), 0);
+        }
+        let won = self.attack_lines(pos, &mut view, depth, 0, limits, None, &[], pos.hash());
+        self.view = Some(view);
+        won
     }
 
     /// The last winning line found, in playing order (ending with the five).
@@ -162,8 +208,9 @@ impl VcfSolver {
         !self.stopped
     }
 
-    /// Whether the side to move wins by continuous fours within `depth` fours. On success the
-    /// line is in `self.line`, reversed.
+    /// Whether the side to move wins by continuous fours within `depth` fours, made and
+    /// unmade on the full board (renju's walk, and the reference the stones walk is tested
+    /// against). On success the line is in `self.line`, reversed.
     fn attack(&mut self, pos: &mut Gomoku, depth: u32, ply: usize, limits: &VcfLimits) -> bool {
         if !self.check_limits(limits) {
             return false;
@@ -208,18 +255,10 @@ impl VcfSolver {
                 if board.near[cell] == 0 {
                     continue;
                 }
-                let mut fours_here = 0;
-                let mut open = false;
-                let mut rank = 0;
-                for dir in 0..4 {
-                    let level = board.level(cell, a, dir);
-                    fours_here += i32::from(level >= FOUR);
-                    open |= level == OPEN_FOUR;
-                    rank += level as i32;
-                }
                 // Renju: black never plays a forbidden point, not even to make a four.
-                if fours_here > 0 && pos.allowed(cell, me) {
-                    let rank = rank + if open || fours_here > 1 { 100 } else { 0 };
+                if let Some(rank) = four_rank(board.levels(cell, a))
+                    && pos.allowed(cell, me)
+                {
                     fours.push((rank, cell as u16));
                 }
             }
@@ -280,6 +319,164 @@ impl VcfSolver {
         }
         won
     }
+
+    /// [`VcfSolver::attack`] on the stones alone (every rule set but renju), `pos` being the
+    /// root position, untouched. Below the root `last` holds the attacker's four and its block
+    /// that led here, `parent` every four the attacker had at the node before, and `hash` the
+    /// position's hash as the board would have it.
+    ///
+    /// What the board walk reads from the whole board, this reads from the last two stones,
+    /// by three invariants of a VCF line below the root: the attacker has no five to make (its
+    /// four had one completion, now blocked); the defender's fives are the ones its block made
+    /// (any before were blocked by the attacker's four, or there would be no move); and the
+    /// attacker's fours are the parent's, less those the two stones took or spoiled, plus those
+    /// the attacker's stone made on its lines (a defender stone never makes one).
+    #[allow(clippy::too_many_arguments)]
+    fn attack_lines(
+        &mut self,
+        pos: &Gomoku,
+        view: &mut LineStones,
+        depth: u32,
+        ply: usize,
+        limits: &VcfLimits,
+        last: Option<(usize, usize)>,
+        parent: &[(i32, u16)],
+        hash: u64,
+    ) -> bool {
+        if !self.check_limits(limits) {
+            return false;
+        }
+        let me = pos.to_move;
+        let (a, d) = (me.index(), me.other().index());
+        if last.is_none()
+            && let Some(cell) = pos.first_five_cell(me)
+        {
+            self.line.push(Move(cell as u16));
+            return true;
+        }
+        if depth == 0 {
+            return false;
+        }
+        let key = hash & !0xFF;
+        let slot = (hash as usize >> 8) & (TABLE_SLOTS - 1);
+        let stored = self.failed[slot];
+        if stored & !0xFF == key && (stored & 0xFF) as u32 >= depth {
+            return false;
+        }
+        // Every four of the attacker here (the children need them all), ranked.
+        let mut fours = std::mem::take(&mut self.buffers[ply]);
+        fours.clear();
+        let mut counter = [0usize; 2];
+        let counter_fives = match last {
+            None => {
+                let board = &pos.board;
+                if board.level_count[a][FOUR as usize] + board.level_count[a][OPEN_FOUR as usize]
+                    > 0
+                {
+                    for cell in board.threat_cells(a, FOUR).iter() {
+                        if board.near[cell] > 0
+                            && let Some(rank) = four_rank(board.levels(cell, a))
+                        {
+                            fours.push((rank, cell as u16));
+                        }
+                    }
+                }
+                if board.level_count[d][FIVE as usize] > 0 {
+                    pos.five_cells(me.other(), &mut counter)
+                } else {
+                    0
+                }
+            }
+            Some((attack, block)) => {
+                self.generation = self.generation.wrapping_add(1);
+                if self.generation == 0 {
+                    self.stamp.fill(0);
+                    self.generation = 1;
+                }
+                let generation = self.generation;
+                for &(rank, cell) in parent {
+                    let c = cell as usize;
+                    if c == attack || c == block {
+                        continue;
+                    }
+                    self.stamp[c] = generation;
+                    if !view.related(c, attack) && !view.related(c, block) {
+                        // Neither stone is on its lines: its levels did not move.
+                        fours.push((rank, cell));
+                    } else if let Some(rank) = four_rank(view.levels(c, a)) {
+                        fours.push((rank, cell));
+                    }
+                }
+                let k = view.geo().rules.win_length;
+                let stamp = &mut self.stamp;
+                view.for_each_near(attack, a, k - 2, |c, dir| {
+                    if stamp[c] != generation && view.level(c, dir, a) >= FOUR {
+                        stamp[c] = generation;
+                        if let Some(rank) = four_rank(view.levels(c, a)) {
+                            fours.push((rank, c as u16));
+                        }
+                    }
+                });
+                view.fives_through(block, d, &mut counter)
+            }
+        };
+        fours.sort_unstable_by(|x, y| y.cmp(x));
+        // Against a five to block only the block may be played, and only if it is a four.
+        let forced;
+        let tries: &[(i32, u16)] = if counter_fives == 0 {
+            &fours
+        } else if counter_fives == 1 && fours.iter().any(|&(_, c)| c as usize == counter[0]) {
+            forced = [(0, counter[0] as u16)];
+            &forced
+        } else {
+            &[]
+        };
+        let cells = pos.board.cells.len() as u32;
+        let mut won = false;
+        for &(_, cell) in tries {
+            let cell = cell as usize;
+            view.put(cell, a);
+            let mut blocks = [0usize; 2];
+            let n = view.fives_through(cell, a, &mut blocks);
+            if n >= 2 {
+                // Two fives to block: the defender blocks one, we complete the other.
+                self.line.push(Move(blocks[1] as u16));
+                self.line.push(Move(blocks[0] as u16));
+                self.line.push(Move(cell as u16));
+                won = true;
+            } else if n == 1 {
+                let block = blocks[0];
+                view.put(block, d);
+                // A full board after the block is a draw, not a node.
+                let child = view.stones < cells
+                    && self.attack_lines(
+                        pos,
+                        view,
+                        depth - 1,
+                        ply + 1,
+                        limits,
+                        Some((cell, block)),
+                        &fours,
+                        hash ^ zobrist(a, cell) ^ zobrist(d, block),
+                    );
+                view.take(block, d);
+                if child {
+                    self.line.push(Move(block as u16));
+                    self.line.push(Move(cell as u16));
+                    won = true;
+                }
+            }
+            view.take(cell, a);
+            if won || self.stopped {
+                break;
+            }
+        }
+        self.buffers[ply] = fours;
+        if !won && !self.stopped {
+            self.failed[slot] = key | u64::from(depth.min(0xFF));
+        }
+        won
+    }
 }
 
 #[cfg(test)]
@@ -287,6 +484,102 @@ mod tests {
     use super::*;
     use crate::games::gomoku::GomokuRules;
     use crate::games::{BoardGame, Grid};
+
+    /// A crowded position: `stones` stones dropped in the middle `span` x `span` square by a
+    /// seeded generator, sides alternating, skipping any that would make five (so the game is
+    /// on and fours abound).
+    fn crowded(
+        rows: usize,
+        cols: usize,
+        rules: GomokuRules,
+        span: usize,
+        stones: usize,
+        seed: u64,
+    ) -> Gomoku {
+        let mut pos = Gomoku::new(rows, cols, rules).unwrap();
+        let mut state = seed;
+        let (r0, c0) = ((rows - span) / 2, (cols - span) / 2);
+        let mut placed = 0;
+        for _ in 0..stones * 4 {
+            if placed == stones {
+                break;
+            }
+            state = crate::games::gomoku::board::splitmix(state);
+            let cell = (r0 + (state % span as u64) as usize) * cols
+                + c0
+                + ((state >> 32) % span as u64) as usize;
+            let side = pos.side_to_move().index();
+            if pos.board.cells[cell] != 0 || pos.board.makes_five(cell, side) {
+                continue;
+            }
+            pos.make(Move(cell as u16));
+            placed += 1;
+        }
+        pos
+    }
+
+    #[test]
+    fn the_stones_walk_finds_what_the_board_walk_finds_node_for_node() {
+        // Both walks must visit the same nodes in the same order: same verdict, same line, same
+        // node count, with and without a node limit cutting them short.
+        let geometries = [
+            (15, 15, GomokuRules::default()),
+            (
+                15,
+                15,
+                GomokuRules::new(5, crate::games::gomoku::Overline::NoWin).unwrap(),
+            ),
+            (
+                9,
+                11,
+                GomokuRules::new(4, crate::games::gomoku::Overline::Win).unwrap(),
+            ),
+            (
+                19,
+                19,
+                GomokuRules::new(6, crate::games::gomoku::Overline::NoWin).unwrap(),
+            ),
+            (
+                20,
+                20,
+                GomokuRules::new(8, crate::games::gomoku::Overline::Win).unwrap(),
+            ),
+        ];
+        let mut wins = 0;
+        let mut cut = 0;
+        for (g, &(rows, cols, rules)) in geometries.iter().enumerate() {
+            let span = (rules.win_length as usize + 4).min(rows);
+            for seed in 0..150u64 {
+                let stones = 8 + (seed as usize * 7) % (span * span / 2);
+                let pos = crowded(rows, cols, rules, span, stones, seed * 31 + g as u64);
+                for (max_nodes, max_depth) in [(u64::MAX, MAX_FOURS), (3, 12), (u64::MAX, 2)] {
+                    let limits = VcfLimits {
+                        max_nodes,
+                        max_depth,
+                        ..VcfLimits::default()
+                    };
+                    let mut board_walk = VcfSolver::new(pos.board.cells.len());
+                    board_walk.node_limit = max_nodes;
+                    let mut p = pos.clone();
+                    let by_board = board_walk.attack(&mut p, max_depth, 0, &limits);
+                    let mut stones_walk = VcfSolver::new(pos.board.cells.len());
+                    let mut q = pos.clone();
+                    let by_stones = stones_walk.solve(&mut q, &limits);
+                    let what =
+                        format!("{rows}x{cols} {rules:?} seed {seed} limit {max_nodes}\n{pos:?}");
+                    assert_eq!(by_board, by_stones, "{what}");
+                    assert_eq!(board_walk.line, stones_walk.line, "{what}");
+                    assert_eq!(board_walk.nodes, stones_walk.nodes, "{what}");
+                    assert_eq!(board_walk.stopped, stones_walk.stopped, "{what}");
+                    wins += usize::from(by_board);
+                    cut += usize::from(board_walk.stopped);
+                }
+            }
+        }
+        // The positions must exercise both answers and the limit, or the test proves little.
+        assert!(wins > 100, "only {wins} wins");
+        assert!(cut > 20, "only {cut} searches cut short");
+    }
 
     #[test]
     fn an_open_three_plus_a_four_is_a_vcf() {
