@@ -208,6 +208,21 @@ impl VcfSolver {
         !self.stopped
     }
 
+    /// Whether the failure table holds `hash` as failing within `depth` fours or more. A slot
+    /// keeps the hash's high bits and the depth in its low byte.
+    #[inline]
+    fn known_to_fail(&self, hash: u64, depth: u32) -> bool {
+        let stored = self.failed[(hash as usize >> 8) & (TABLE_SLOTS - 1)];
+        stored & !0xFF == hash & !0xFF && (stored & 0xFF) as u32 >= depth
+    }
+
+    /// Records that `hash` fails within `depth` fours (always replacing the slot).
+    #[inline]
+    fn remember_failure(&mut self, hash: u64, depth: u32) {
+        self.failed[(hash as usize >> 8) & (TABLE_SLOTS - 1)] =
+            hash & !0xFF | u64::from(depth.min(0xFF));
+    }
+
     /// Whether the side to move wins by continuous fours within `depth` fours, made and
     /// unmade on the full board (renju's walk, and the reference the stones walk is tested
     /// against). On success the line is in `self.line`, reversed.
@@ -225,10 +240,7 @@ impl VcfSolver {
         if depth == 0 {
             return false;
         }
-        let key = pos.hash() & !0xFF;
-        let slot = (pos.hash() as usize >> 8) & (TABLE_SLOTS - 1);
-        let stored = self.failed[slot];
-        if stored & !0xFF == key && (stored & 0xFF) as u32 >= depth {
+        if self.known_to_fail(pos.hash(), depth) {
             return false;
         }
         // Gather the fours (forced to the single block when the defender has a five threat).
@@ -315,7 +327,7 @@ impl VcfSolver {
         }
         self.buffers[ply] = fours;
         if !won && !self.stopped {
-            self.failed[slot] = key | u64::from(depth.min(0xFF));
+            self.remember_failure(pos.hash(), depth);
         }
         won
     }
@@ -357,10 +369,7 @@ impl VcfSolver {
         if depth == 0 {
             return false;
         }
-        let key = hash & !0xFF;
-        let slot = (hash as usize >> 8) & (TABLE_SLOTS - 1);
-        let stored = self.failed[slot];
-        if stored & !0xFF == key && (stored & 0xFF) as u32 >= depth {
+        if self.known_to_fail(hash, depth) {
             return false;
         }
         // Every four of the attacker here (the children need them all), ranked.
@@ -473,7 +482,7 @@ impl VcfSolver {
         }
         self.buffers[ply] = fours;
         if !won && !self.stopped {
-            self.failed[slot] = key | u64::from(depth.min(0xFF));
+            self.remember_failure(hash, depth);
         }
         won
     }
