@@ -246,6 +246,21 @@ pub const fn splitmix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The segments of `2H + 1` cells around `cell` in direction `dir` of the line masks `lines`
+/// (a board's, or a copy the VCF walks): (first player's stones, second player's stones,
+/// off-board cells), cell `cell` at bit `H`.
+#[inline]
+pub(super) fn segments(geo: &Geometry, lines: &[[u128; 2]], cell: usize, dir: usize) -> [u64; 3] {
+    let (line, pos) = geo.line_of[cell][dir];
+    let h = geo.patterns.h;
+    let shift = pos as u32 + OFFSET - h;
+    let seg_mask = (1u64 << (2 * h + 1)) - 1;
+    let stones = lines[line as usize];
+    let off = !geo.on_board[line as usize];
+    let segment = |bits: u128| ((bits >> shift) as u64) & seg_mask;
+    [segment(stones[0]), segment(stones[1]), segment(off)]
+}
+
 /// Zobrist key of a stone of `side` on `cell`.
 #[inline]
 pub(super) fn zobrist(side: usize, cell: usize) -> u64 {
@@ -494,14 +509,7 @@ impl Board {
     /// second player's stones, off-board cells), cell `cell` at bit `H`.
     #[inline]
     fn segments(&self, cell: usize, dir: usize) -> [u64; 3] {
-        let (line, pos) = self.geo.line_of[cell][dir];
-        let h = self.geo.patterns.h;
-        let shift = pos as u32 + OFFSET - h;
-        let seg_mask = (1u64 << (2 * h + 1)) - 1;
-        let stones = self.lines[line as usize];
-        let off = !self.geo.on_board[line as usize];
-        let segment = |bits: u128| ((bits >> shift) as u64) & seg_mask;
-        [segment(stones[0]), segment(stones[1]), segment(off)]
+        segments(&self.geo, &self.lines, cell, dir)
     }
 
     /// Recomputes the patterns of empty `cell` in direction `dir` for both sides.

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use super::board::{Board, Geometry, OFFSET};
+use super::board::{Board, Geometry, OFFSET, segments};
 use super::patterns::FIVE;
 
 /// A copy of a board's line masks that stones are put on and taken off in place.
@@ -63,26 +63,12 @@ impl LineStones {
         self.stones -= 1;
     }
 
-    /// The segments of `2H + 1` cells around position `pos` of `line`: (`side`'s stones, the
-    /// other side's stones or off-board cells), the cell at bit `H`.
-    #[inline]
-    fn segment(&self, line: usize, pos: u32, side: usize) -> (u64, u64) {
-        let h = self.geo.patterns.h;
-        let shift = pos + OFFSET - h;
-        let mask = (1u64 << (2 * h + 1)) - 1;
-        let [x, o] = self.lines[line];
-        let off = !self.geo.on_board[line];
-        let seg = |bits: u128| ((bits >> shift) as u64) & mask;
-        let (own, other) = if side == 0 { (x, o) } else { (o, x) };
-        (seg(own), seg(other) | seg(off))
-    }
-
     /// The level a stone of `side` on empty `cell` makes in direction `dir`.
     #[inline]
     pub fn level(&self, cell: usize, dir: usize, side: usize) -> u8 {
-        let (line, pos) = self.geo.line_of[cell][dir];
-        let (own, blocked) = self.segment(line as usize, pos as u32, side);
-        self.geo.patterns.level(own, blocked)
+        let [x, o, off] = segments(&self.geo, &self.lines, cell, dir);
+        let (own, other) = if side == 0 { (x, o) } else { (o, x) };
+        self.geo.patterns.level(own, other | off)
     }
 
     /// The four levels of empty `cell` for `side`, by direction.

@@ -140,6 +140,24 @@ fn four_rank(levels: [u8; 4]) -> Option<i32> {
     Some(sum + if open || fours > 1 { 100 } else { 0 })
 }
 
+/// Pushes every cell where the side to move makes a four on `pos`'s board, with its
+/// [`four_rank`], unsorted; renju's black skips its forbidden points, even to make a four.
+fn board_fours(pos: &Gomoku, fours: &mut Vec<(i32, u16)>) {
+    let me = pos.to_move;
+    let (a, board) = (me.index(), &pos.board);
+    if board.level_count[a][FOUR as usize] + board.level_count[a][OPEN_FOUR as usize] == 0 {
+        return;
+    }
+    for cell in board.threat_cells(a, FOUR).iter() {
+        if board.near[cell] > 0
+            && let Some(rank) = four_rank(board.levels(cell, a))
+            && pos.allowed(cell, me)
+        {
+            fours.push((rank, cell as u16));
+        }
+    }
+}
+
 impl VcfSolver {
     /// A solver for boards of `cells` cells.
     pub fn new(cells: usize) -> Self {
@@ -261,19 +279,8 @@ impl VcfSolver {
             {
                 fours.push((0, counter[0] as u16));
             }
-        } else if board.level_count[a][FOUR as usize] + board.level_count[a][OPEN_FOUR as usize] > 0
-        {
-            for cell in board.threat_cells(a, FOUR).iter() {
-                if board.near[cell] == 0 {
-                    continue;
-                }
-                // Renju: black never plays a forbidden point, not even to make a four.
-                if let Some(rank) = four_rank(board.levels(cell, a))
-                    && pos.allowed(cell, me)
-                {
-                    fours.push((rank, cell as u16));
-                }
-            }
+        } else {
+            board_fours(pos, &mut fours);
             fours.sort_unstable_by(|x, y| y.cmp(x));
         }
         let mut won = false;
@@ -378,19 +385,8 @@ impl VcfSolver {
         let mut counter = [0usize; 2];
         let counter_fives = match last {
             None => {
-                let board = &pos.board;
-                if board.level_count[a][FOUR as usize] + board.level_count[a][OPEN_FOUR as usize]
-                    > 0
-                {
-                    for cell in board.threat_cells(a, FOUR).iter() {
-                        if board.near[cell] > 0
-                            && let Some(rank) = four_rank(board.levels(cell, a))
-                        {
-                            fours.push((rank, cell as u16));
-                        }
-                    }
-                }
-                if board.level_count[d][FIVE as usize] > 0 {
+                board_fours(pos, &mut fours);
+                if pos.board.level_count[d][FIVE as usize] > 0 {
                     pos.five_cells(me.other(), &mut counter)
                 } else {
                     0
