@@ -305,6 +305,9 @@ impl From<ServiceError> for ApiError {
             overrun @ ServiceError::DeterministicOverrun { .. } => {
                 ApiError::unplayable("/max_nodes", overrun.to_string())
             }
+            ref illegal @ ServiceError::IllegalMove { ref pointer, .. } => {
+                ApiError::unplayable(pointer.clone(), illegal.to_string())
+            }
             ServiceError::NoMove => ApiError::Internal("the search returned no move".into()),
         }
     }

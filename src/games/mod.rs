@@ -9,9 +9,11 @@
 //! - [`connect4`]: bitboards and a Pons-style exact solver, with the engine as fallback.
 //! - [`gomoku`]: any m,n,k-game on 5 to 25 cells a side; incremental line patterns, threat
 //!   searches (VCF, VCT) before the engine, and the Gomocup piskvork protocol.
+//! - [`notation`]: moves named as other tools name them (`h8`, Connect-4 column digits).
 
 pub mod connect4;
 pub mod gomoku;
+pub mod notation;
 pub mod tictactoe;
 
 use std::fmt::Debug;

@@ -19,6 +19,7 @@ use crate::engine::skill::{LevelTable, STANDARD_LEVELS, with_depth_caps};
 use crate::games::BoardGame;
 use crate::games::connect4::Connect4;
 use crate::games::gomoku::{self, Gomoku, GomokuRules, Overline};
+use crate::games::notation::Notation;
 use crate::games::tictactoe::TicTacToe;
 
 /// A game the service can play: the rules (from `games`) plus how requests talk about them.
@@ -324,6 +325,26 @@ macro_rules! served_games {
                         <$game as ServedGame>::SKILL_LEVELS,
                         <$game as ServedGame>::SKILL_UNIT,
                     ));
+                }
+            )+
+            None
+        }
+
+        /// How moves are named on `board` (rows top to bottom; the game's default board when
+        /// empty) in the game named `name`; `None` for no game or an empty row.
+        pub fn notation_for(name: &str, board: &[String]) -> Option<Notation> {
+            $(
+                if name == <$game as BoardGame>::NAME {
+                    let info = <$game as ServedGame>::info().board;
+                    let (rows, cols) = match board.first() {
+                        None => (info.default_rows, info.default_cols),
+                        Some(row) => (board.len(), row.chars().count()),
+                    };
+                    return (cols > 0).then_some(Notation {
+                        rows,
+                        cols,
+                        columns: info.gravity,
+                    });
                 }
             )+
             None

@@ -9,6 +9,7 @@
 //! - [`shared_cache`]: the answer cache shared by replicas (Redis), behind the local one.
 //! - [`metrics`]: the Prometheus metrics.
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
+//! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
 //! - [`levels`]: strength levels, seeds and deterministic answers.
 //! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
@@ -27,6 +28,7 @@ pub mod levels;
 pub mod metrics;
 pub mod pool;
 pub mod progress;
+pub mod replay;
 pub mod review;
 pub mod shared_cache;
 
@@ -42,7 +44,7 @@ use crate::engine::{
     Algorithm, CancelFlag, Deadline, Move, Proof, Score, SearchLimits, SearchOptions, Side,
     StopReason, TableStats, TranspositionTable,
 };
-use crate::games::{Cell, Grid, PositionError};
+use crate::games::{BoardGame, Cell, Grid, PositionError};
 
 use cache::{AnswerCache, AskedLimits, CacheKey, CacheTier};
 use games::{GAME_NAMES, GameTask, RulesError, ServedGame, table_caps, with_game};
@@ -90,6 +92,14 @@ pub enum ServiceError {
         searched_ms: u64,
         budget_ms: u64,
     },
+    /// Move `index` (0-based) of a move list cannot be read or played: `pointer` is where it
+    /// was written (`/moves/3` in a JSON list, `/moves` for a notation string).
+    #[error("ply {} ({pointer}): {reason}", index + 1)]
+    IllegalMove {
+        index: usize,
+        pointer: String,
+        reason: String,
+    },
     /// The engine returned no move for a position it accepted as ongoing.
     #[error("the search returned no move")]
     NoMove,
@@ -99,7 +109,11 @@ pub enum ServiceError {
 #[derive(Clone, Debug)]
 pub struct MoveQuery {
     pub game: String,
+    /// Rows top to bottom; empty when not given (then `moves` start from the empty board).
     pub board: Vec<String>,
+    /// The moves played from `board` (or from the game's empty board) to the position asked
+    /// about; the side to move follows from them.
+    pub moves: Option<replay::MoveList>,
     pub to_move: Option<Side>,
     /// Milliseconds for the whole request, queueing included; `None` = the default (1000).
     pub budget_ms: Option<u64>,
@@ -422,8 +436,22 @@ impl Service {
     fn check<G: ServedGame>(&self, query: &MoveQuery) -> Result<Checked<G>, ServiceError> {
         let asked = self.check_limits(query)?;
         let rules = G::parse_rules(query.rules.as_ref())?;
-        let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
-        let position = G::from_grid(&grid, query.to_move, &rules)?;
+        let (grid, position) = match &query.moves {
+            None if query.board.is_empty() => {
+                return Err(PositionError::Shape("give `board`, `moves` or both".into()).into());
+            }
+            None => {
+                let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
+                let position = G::from_grid(&grid, query.to_move, &rules)?;
+                (grid, position)
+            }
+            Some(moves) => {
+                let board = (!query.board.is_empty()).then_some(query.board.as_slice());
+                let played = replay::replay::<G>(board, query.to_move, &rules, moves, false)?;
+                finished_after_moves(&played.last, played.played.len())?;
+                (played.grid, played.last)
+            }
+        };
         let style = levels::resolve(&query.style)?;
         Ok(Checked {
             asked,
@@ -649,6 +677,19 @@ impl Service {
             cached_from: Some(CacheTier::Shared),
         })
     }
+}
+
+/// The refusal for a move list that ends the game: there is no move to suggest.
+fn finished_after_moves<G: BoardGame>(position: &G, plies: usize) -> Result<(), ServiceError> {
+    let message = match position.status() {
+        crate::engine::Status::Ongoing => return Ok(()),
+        crate::engine::Status::Lost => format!(
+            "{} won with ply {plies} of the move list",
+            position.side_to_move().other().letter()
+        ),
+        crate::engine::Status::Draw => format!("a draw after ply {plies} of the move list"),
+    };
+    Err(PositionError::GameOver(message).into())
 }
 
 /// A move request checked for game `G` ([`Service::check`]).
