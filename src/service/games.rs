@@ -45,6 +45,12 @@ pub trait ServedGame: BoardGame {
     /// the proof): on this game's evaluation scale.
     const REVIEW_THRESHOLDS: Thresholds;
 
+    /// Stones in a row that win under `rules` (a finished board's winning line is looked for
+    /// with it); by default none, and no line is reported.
+    fn win_length(_rules: &Self::Rules) -> usize {
+        usize::MAX
+    }
+
     /// Reads the request's `rules` object (`None` when absent or null).
     fn parse_rules(rules: Option<&Value>) -> Result<Self::Rules, RulesError>;
 
@@ -265,6 +271,10 @@ impl ServedGame for TicTacToe {
         mistake: 10,
     };
 
+    fn win_length(_rules: &()) -> usize {
+        3
+    }
+
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
     }
@@ -381,6 +391,10 @@ impl ServedGame for Connect4 {
         mistake: 80,
     };
 
+    fn win_length(_rules: &()) -> usize {
+        4
+    }
+
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
     }
@@ -427,6 +441,10 @@ impl ServedGame for Gomoku {
         inaccuracy: 50,
         mistake: 150,
     };
+
+    fn win_length(rules: &GomokuRules) -> usize {
+        rules.win_length as usize
+    }
 
     fn parse_rules(rules: Option<&Value>) -> Result<GomokuRules, RulesError> {
         parse_gomoku_rules(rules, gomoku::MAX_SIDE)

@@ -100,6 +100,17 @@ pub enum ServiceError {
         pointer: String,
         reason: String,
     },
+    /// The position asked about is a finished game: who won (`None`: a draw) and the line
+    /// that won, as cells and named on the asked board.
+    #[error("the game is already over: {message}")]
+    Finished {
+        message: String,
+        /// `/board`, or `/moves` when a move list ended the game.
+        pointer: &'static str,
+        winner: Option<Side>,
+        line: Vec<Cell>,
+        notation: crate::games::notation::Notation,
+    },
     /// The engine returned no move for a position it accepted as ongoing.
     #[error("the search returned no move")]
     NoMove,
@@ -442,13 +453,31 @@ impl Service {
             }
             None => {
                 let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
-                let position = G::from_grid(&grid, query.to_move, &rules)?;
+                let position = match G::from_grid(&grid, query.to_move, &rules) {
+                    Err(PositionError::GameOver(message)) => {
+                        return Err(finished::<G>(&grid, &rules, message, "/board"));
+                    }
+                    other => other?,
+                };
                 (grid, position)
             }
             Some(moves) => {
                 let board = (!query.board.is_empty()).then_some(query.board.as_slice());
-                let played = replay::replay::<G>(board, query.to_move, &rules, moves, false)?;
-                finished_after_moves(&played.last, played.played.len())?;
+                let played = replay::replay::<G>(board, query.to_move, &rules, moves, false)
+                    .map_err(|error| match error {
+                        // The starting board was over before any move.
+                        ServiceError::Position(PositionError::GameOver(message)) => {
+                            let grid = board.and_then(|b| Grid::parse(b, G::MAX_SIDE).ok());
+                            match grid {
+                                Some(grid) => finished::<G>(&grid, &rules, message, "/board"),
+                                None => PositionError::GameOver(message).into(),
+                            }
+                        }
+                        other => other,
+                    })?;
+                if let Some(message) = finished_after_moves(&played.last, played.played.len()) {
+                    return Err(finished::<G>(&played.grid, &rules, message, "/moves"));
+                }
                 (played.grid, played.last)
             }
         };
@@ -679,17 +708,38 @@ impl Service {
     }
 }
 
-/// The refusal for a move list that ends the game: there is no move to suggest.
-fn finished_after_moves<G: BoardGame>(position: &G, plies: usize) -> Result<(), ServiceError> {
-    let message = match position.status() {
-        crate::engine::Status::Ongoing => return Ok(()),
-        crate::engine::Status::Lost => format!(
+/// Why a move list's last position has no move to suggest, in words; `None` while the game
+/// goes on.
+fn finished_after_moves<G: BoardGame>(position: &G, plies: usize) -> Option<String> {
+    match position.status() {
+        crate::engine::Status::Ongoing => None,
+        crate::engine::Status::Lost => Some(format!(
             "{} won with ply {plies} of the move list",
             position.side_to_move().other().letter()
-        ),
-        crate::engine::Status::Draw => format!("a draw after ply {plies} of the move list"),
+        )),
+        crate::engine::Status::Draw => Some(format!("a draw after ply {plies} of the move list")),
+    }
+}
+
+/// The refusal of a finished game on `grid`: its winner and winning line, read from the board
+/// (a full board without a line is a draw).
+fn finished<G: ServedGame>(
+    grid: &Grid,
+    rules: &G::Rules,
+    message: String,
+    pointer: &'static str,
+) -> ServiceError {
+    let (winner, line) = match grid.winning_line(G::win_length(rules)) {
+        Some((side, line)) => (Some(side), line),
+        None => (None, Vec::new()),
     };
-    Err(PositionError::GameOver(message).into())
+    ServiceError::Finished {
+        message,
+        pointer,
+        winner,
+        line,
+        notation: replay::notation_of::<G>(grid),
+    }
 }
 
 /// A move request checked for game `G` ([`Service::check`]).

@@ -344,3 +344,64 @@ async fn streamed_iterations_name_their_moves() {
     let answer = &events.iter().find(|e| e.name == "answer").unwrap().data;
     assert!(answer["move"]["notation"].is_string(), "{answer}");
 }
+
+/// The `line` of a finished-game problem, as names.
+fn line_names(problem: &Value) -> Vec<&str> {
+    problem["line"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a line: {problem}"))
+        .iter()
+        .map(|c| c["notation"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_finished_game_is_a_422_naming_the_winner_and_the_winning_line() {
+    let state = state();
+    // Tic-tac-toe won: X across the top row.
+    let won = post_move(
+        &state,
+        json!({"game": "tictactoe", "board": ["XXX", "OO.", "..."]}),
+    )
+    .await;
+    assert_eq!(won.status, 422, "{}", won.text);
+    assert_eq!(won.body["winner"], "X", "{}", won.text);
+    assert_eq!(line_names(&won.body), ["a3", "b3", "c3"]);
+    assert_eq!(won.body["errors"][0]["pointer"], "/board");
+    assert!(
+        won.body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("X has three in a row")
+    );
+    // A full board without a line: a draw, no winner.
+    let drawn = post_move(
+        &state,
+        json!({"game": "tictactoe", "board": ["XOX", "XOO", "OXX"]}),
+    )
+    .await;
+    assert_eq!(drawn.status, 422, "{}", drawn.text);
+    assert_eq!(drawn.body["winner"], Value::Null, "{}", drawn.text);
+    assert_eq!(drawn.body["line"], json!([]));
+    // Connect-4 by its move list: X's column 4 four high after O plays column 5 thrice.
+    let c4 = post_move(&state, json!({"game": "connect4", "moves": "4545454"})).await;
+    assert_eq!(c4.status, 422, "{}", c4.text);
+    assert_eq!(c4.body["winner"], "X");
+    assert_eq!(line_names(&c4.body), ["4", "4", "4", "4"]);
+    assert_eq!(c4.body["errors"][0]["pointer"], "/moves");
+    assert!(c4.text.contains("X won with ply 7"), "{}", c4.text);
+    // Gomoku on 9x9 from a start with one X stone: O moves first (a1, b1, ...), X makes five
+    // down column e.
+    let start = board(9, 9, &[(0, 0, 'X')]);
+    let moves = "a1 e5 b1 e6 c1 e4 d1 e7 i9 e3";
+    let five = post_move(
+        &state,
+        json!({"game": "gomoku", "board": start, "moves": moves}),
+    )
+    .await;
+    assert_eq!(five.status, 422, "{}", five.text);
+    assert_eq!(five.body["winner"], "X", "{}", five.text);
+    assert_eq!(line_names(&five.body), ["e7", "e6", "e5", "e4", "e3"]);
+    // The problem with its extension members matches the published schema.
+    crate::live_progress::assert_schema("Problem", &five.body);
+}
