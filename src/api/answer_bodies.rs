@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
 use super::move_response::MoveResponse;
+use crate::games::notation::Notation;
 use crate::service::Answer;
 use crate::service::cache::CacheTier;
 use crate::service::cache::sized_lru::SizedLru;
@@ -59,21 +60,28 @@ impl Default for AnswerBodies {
 }
 
 impl AnswerBodies {
-    /// The `200` response of `POST /move` for `answer`, served from `cached_from`.
-    pub fn response(&self, answer: &Arc<Answer>, cached_from: Option<CacheTier>) -> Response {
+    /// The `200` response of `POST /move` for `answer`, served from `cached_from`, its moves
+    /// named by `notation`. A kept body is the answer's alone although it names moves: the
+    /// notation is the asked board's size, and the answer's cache key holds that board.
+    pub fn response(
+        &self,
+        answer: &Arc<Answer>,
+        cached_from: Option<CacheTier>,
+        notation: Option<&Notation>,
+    ) -> Response {
         // Only a local hit's body is the same every time (a fresh answer says `cached: false`,
         // a shared one `cached_from: "shared"`, and both are rare by comparison).
         let body = if cached_from == Some(CacheTier::Local) {
             self.kept(answer).map_or_else(
                 || {
-                    let body = render(answer, cached_from)?;
+                    let body = render(answer, cached_from, notation)?;
                     self.keep(answer, &body);
                     Ok(body)
                 },
                 Ok,
             )
         } else {
-            render(answer, cached_from)
+            render(answer, cached_from, notation)
         };
         match body {
             Ok(body) => (
@@ -136,9 +144,16 @@ fn address(answer: &Arc<Answer>) -> usize {
     Arc::as_ptr(answer) as usize
 }
 
-fn render(answer: &Answer, cached_from: Option<CacheTier>) -> Result<Bytes, ApiError> {
+fn render(
+    answer: &Answer,
+    cached_from: Option<CacheTier>,
+    notation: Option<&Notation>,
+) -> Result<Bytes, ApiError> {
     let mut body = Vec::with_capacity(BODY_CAPACITY);
-    serde_json::to_writer(&mut body, &MoveResponse::new(answer, cached_from))
-        .map_err(|error| ApiError::Internal(format!("serialising an answer failed: {error}")))?;
+    serde_json::to_writer(
+        &mut body,
+        &MoveResponse::named(answer, cached_from, notation),
+    )
+    .map_err(|error| ApiError::Internal(format!("serialising an answer failed: {error}")))?;
     Ok(Bytes::from(body))
 }

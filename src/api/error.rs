@@ -10,6 +10,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use super::vocabulary::{CellJson, Player};
 use crate::games::PositionError;
 use crate::service::ServiceError;
 use crate::service::pool::PoolError;
@@ -46,6 +47,13 @@ pub enum ApiError {
     Unplayable {
         detail: String,
         errors: Vec<FieldError>,
+    },
+    /// A 422 with members beyond the standard ones (a finished game's `winner` and `line`).
+    #[error("{detail}")]
+    UnplayableWith {
+        detail: String,
+        errors: Vec<FieldError>,
+        members: serde_json::Map<String, serde_json::Value>,
     },
     #[error("no route for {0}")]
     NotFound(String),
@@ -92,7 +100,9 @@ impl ApiError {
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::Unplayable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unplayable { .. } | ApiError::UnplayableWith { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Overloaded { .. } | ApiError::NotReady => StatusCode::SERVICE_UNAVAILABLE,
@@ -115,7 +125,7 @@ impl ApiError {
                 "urn:kibitz:problem:payload-too-large",
                 "Request body too large",
             ),
-            ApiError::Unplayable { .. } => (
+            ApiError::Unplayable { .. } | ApiError::UnplayableWith { .. } => (
                 "urn:kibitz:problem:unplayable",
                 "The request cannot be played",
             ),
@@ -173,6 +183,15 @@ impl ApiError {
                 detail: format!("{name}: {detail}"),
                 errors: place(errors),
             },
+            ApiError::UnplayableWith {
+                detail,
+                errors,
+                members,
+            } => ApiError::UnplayableWith {
+                detail: format!("{name}: {detail}"),
+                errors: place(errors),
+                members,
+            },
             other => other,
         }
     }
@@ -200,6 +219,9 @@ struct Problem<'a> {
     detail: String,
     #[serde(skip_serializing_if = "<[FieldError]>::is_empty")]
     errors: &'a [FieldError],
+    /// Extension members (RFC 9457, section 3.2).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    members: Option<&'a serde_json::Map<String, serde_json::Value>>,
 }
 
 impl IntoResponse for ApiError {
@@ -222,10 +244,14 @@ impl IntoResponse for ApiError {
         };
         let (kind, title) = self.kind();
         let errors = match &self {
-            ApiError::BadRequest { errors, .. } | ApiError::Unplayable { errors, .. } => {
-                errors.as_slice()
-            }
+            ApiError::BadRequest { errors, .. }
+            | ApiError::Unplayable { errors, .. }
+            | ApiError::UnplayableWith { errors, .. } => errors.as_slice(),
             _ => &[],
+        };
+        let members = match &self {
+            ApiError::UnplayableWith { members, .. } => Some(members),
+            _ => None,
         };
         let body = Problem {
             kind,
@@ -233,6 +259,7 @@ impl IntoResponse for ApiError {
             status: status.as_u16(),
             detail,
             errors,
+            members,
         };
         let json = serde_json::to_vec(&body).unwrap_or_default();
         let mut response = (
@@ -304,6 +331,33 @@ impl From<ServiceError> for ApiError {
             }
             overrun @ ServiceError::DeterministicOverrun { .. } => {
                 ApiError::unplayable("/max_nodes", overrun.to_string())
+            }
+            ref illegal @ ServiceError::IllegalMove { ref pointer, .. } => {
+                ApiError::unplayable(pointer.clone(), illegal.to_string())
+            }
+            ref finished @ ServiceError::Finished {
+                pointer,
+                winner,
+                ref line,
+                ref notation,
+                ..
+            } => {
+                let detail = finished.to_string();
+                let line: Vec<CellJson> = line
+                    .iter()
+                    .map(|&cell| CellJson::named(cell, Some(notation)))
+                    .collect();
+                let mut members = serde_json::Map::new();
+                members.insert("winner".into(), serde_json::json!(winner.map(Player::from)));
+                members.insert("line".into(), serde_json::json!(line));
+                ApiError::UnplayableWith {
+                    errors: vec![FieldError {
+                        pointer: pointer.into(),
+                        message: detail.clone(),
+                    }],
+                    detail,
+                    members,
+                }
             }
             ServiceError::NoMove => ApiError::Internal("the search returned no move".into()),
         }

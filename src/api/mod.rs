@@ -2,6 +2,7 @@
 //!
 //! - [`moves`]: `POST /move`.
 //! - [`move_response`]: its answer's body.
+//! - [`move_list`]: `moves`, a game as its moves (JSON or the game's notation).
 //! - [`stream`]: `POST /move` as Server-Sent Events (live progress).
 //! - [`review`]: `POST /review`, a game judged ply by ply.
 //! - [`analyses`]: `/analyses`, batches of positions and games run by idle workers.
@@ -24,6 +25,7 @@ pub mod bookkeeping;
 pub mod error;
 pub mod json;
 pub mod meta;
+pub mod move_list;
 pub mod move_response;
 pub mod moves;
 pub mod playground;

@@ -7,6 +7,8 @@ use serde::Serialize;
 
 use super::vocabulary::{CellJson, Player, millis, outcome};
 use crate::engine::Score;
+use crate::games::Cell;
+use crate::games::notation::Notation;
 use crate::service::Answer;
 use crate::service::cache::CacheTier;
 
@@ -87,12 +89,23 @@ pub struct ForbiddenJson {
 }
 
 impl MoveResponse {
+    /// The body for `answer`, its moves without their names.
     pub fn new(answer: &Answer, cached_from: Option<CacheTier>) -> Self {
+        Self::named(answer, cached_from, None)
+    }
+
+    /// The body for `answer`, every move named by `notation` (the asked board's).
+    pub fn named(
+        answer: &Answer,
+        cached_from: Option<CacheTier>,
+        notation: Option<&Notation>,
+    ) -> Self {
+        let cell = |c: Cell| CellJson::named(c, notation);
         let (outcome_name, plies_to_end) = outcome(answer.proof);
         MoveResponse {
             game: answer.game,
             to_move: answer.to_move.into(),
-            mv: answer.best.into(),
+            mv: cell(answer.best),
             score: answer.score,
             outcome: outcome_name,
             plies_to_end,
@@ -106,7 +119,7 @@ impl MoveResponse {
                 hits: answer.table.hits,
                 fill_permille: answer.fill_permille,
             },
-            pv: answer.pv.iter().map(|&c| c.into()).collect(),
+            pv: answer.pv.iter().map(|&c| cell(c)).collect(),
             iterations: answer
                 .iterations
                 .iter()
@@ -114,7 +127,7 @@ impl MoveResponse {
                     depth: it.depth,
                     nodes: it.nodes,
                     score: it.score,
-                    mv: it.best.into(),
+                    mv: cell(it.best),
                 })
                 .collect(),
             cached: cached_from.is_some(),
@@ -125,7 +138,7 @@ impl MoveResponse {
                     .map(|m| {
                         let (outcome_name, plies_to_end) = outcome(m.proof);
                         MoveScoreJson {
-                            mv: m.cell.into(),
+                            mv: cell(m.cell),
                             score: m.score,
                             outcome: outcome_name,
                             plies_to_end,
@@ -138,7 +151,7 @@ impl MoveResponse {
                 points
                     .iter()
                     .map(|p| ForbiddenJson {
-                        cell: p.cell.into(),
+                        cell: cell(p.cell),
                         reason: p.reason,
                     })
                     .collect()

@@ -13,10 +13,12 @@ use serde::Deserialize;
 
 use super::error::{ApiError, ApiResult, status_of};
 use super::json::ApiJson;
+use super::move_list::MoveListJson;
 use super::sse::WantsEventStream;
 use super::vocabulary::{Player, whole};
 use super::{AppState, Arrival};
 use crate::engine::{Algorithm, Side};
+use crate::service::games::notation_for;
 use crate::service::metrics::{self, RequestKind, RequestRecord};
 use crate::service::{MoveQuery, Served, progress};
 
@@ -52,8 +54,13 @@ impl<'de> Deserialize<'de> for AlgorithmName {
 #[serde(deny_unknown_fields)]
 pub struct MoveRequest {
     pub game: String,
-    /// Rows top to bottom.
-    pub board: Vec<String>,
+    /// Rows top to bottom; optional when `moves` are given (they start from the game's empty
+    /// default board then).
+    #[serde(default)]
+    pub board: Option<Vec<String>>,
+    /// The moves played from `board` (or the empty board) to the position asked about.
+    #[serde(default)]
+    pub moves: Option<MoveListJson>,
     pub to_move: Option<Player>,
     #[serde(default, deserialize_with = "whole::option")]
     pub budget_ms: Option<u64>,
@@ -81,7 +88,8 @@ impl MoveRequest {
     pub fn into_query(self, arrival: Instant) -> MoveQuery {
         MoveQuery {
             game: self.game,
-            board: self.board,
+            board: self.board.unwrap_or_default(),
+            moves: self.moves.map(Into::into),
             to_move: self.to_move.map(Side::from),
             budget_ms: self.budget_ms,
             max_depth: self.max_depth,
@@ -216,8 +224,15 @@ pub async fn suggest_move(
     ApiJson(request): ApiJson<MoveRequest>,
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
+    if request.board.is_none() && request.moves.is_none() {
+        return Err(ApiError::bad_request(
+            "/board",
+            "missing field `board`: give `board`, `moves` or both",
+        ));
+    }
     let game_label = metrics::game_label(&request.game);
     let mut query = request.into_query(arrival);
+    let notation = notation_for(&query.game, &query.board);
     let events = streamed.then(|| {
         let (sender, events) = progress::channel();
         query.progress = Some(sender);
@@ -225,14 +240,16 @@ pub async fn suggest_move(
     });
     let answer = counted(&state, query, game_label, arrival);
     if let Some(events) = events {
-        return Ok(super::stream::move_events(&state, answer, events).await);
+        return Ok(super::stream::move_events(&state, answer, events, notation).await);
     }
     let Served {
         answer,
         cached_from,
         ..
     } = answer.await?;
-    Ok(state.answer_bodies.response(&answer, cached_from))
+    Ok(state
+        .answer_bodies
+        .response(&answer, cached_from, notation.as_ref()))
 }
 
 /// The move request answered, and counted in the `/move` metrics whether it is streamed or

@@ -12,116 +12,21 @@ use std::time::Instant;
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::error::{ApiError, ApiResult, status_of};
 use super::json::ApiJson;
+use super::move_list::MoveListJson;
 use super::sse::{EventPump, json_event, wants_event_stream};
 use super::vocabulary::{CellJson, Player, millis, outcome, whole};
 use super::{AppState, Arrival};
 use crate::engine::{Score, Side};
+use crate::games::notation::Notation;
+use crate::service::games::notation_for;
 use crate::service::metrics::{self, RequestKind, RequestRecord};
-use crate::service::review::{GameStatus, PlayedMove, PlyReview, Review, ReviewError, ReviewQuery};
-
-/// A move in the list: a cell `{"row", "col"}`, or a Connect-4 column number.
-#[derive(Clone, Copy, Debug)]
-pub enum MoveJson {
-    Column(usize),
-    Cell(CellJson),
-}
-
-/// By hand, not `untagged`: every wrong move gets a message naming what is expected (and,
-/// through the path tracker, the field: `/moves/3/row`), never a Rust type's name; a cell
-/// takes exactly `row` and `col`.
-impl<'de> Deserialize<'de> for MoveJson {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(MoveVisitor)
-    }
-}
-
-struct MoveVisitor;
-
-/// A cell coordinate: a whole number of at least 0 (as `/move`'s limits are read).
-struct Coordinate(usize);
-
-impl<'de> Deserialize<'de> for Coordinate {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        whole::required(deserializer).map(Coordinate)
-    }
-}
-
-impl<'de> Visitor<'de> for MoveVisitor {
-    type Value = MoveJson;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(
-            "a move: a cell {\"row\": R, \"col\": C} with whole numbers from 0, or a Connect-4 \
-             column number from 0",
-        )
-    }
-
-    fn visit_u64<E: de::Error>(self, column: u64) -> Result<MoveJson, E> {
-        usize::try_from(column)
-            .map(MoveJson::Column)
-            .map_err(|_| E::custom(format!("column {column} is too large")))
-    }
-
-    fn visit_i64<E: de::Error>(self, column: i64) -> Result<MoveJson, E> {
-        match u64::try_from(column) {
-            Ok(column) => self.visit_u64(column),
-            Err(_) => Err(E::custom(format!(
-                "invalid move {column}: a column is a whole number from 0"
-            ))),
-        }
-    }
-
-    fn visit_f64<E: de::Error>(self, column: f64) -> Result<MoveJson, E> {
-        // JSON Schema's `integer` includes `3.0`.
-        if column >= 0.0 && column.fract() == 0.0 && column < whole::TWO_TO_64 {
-            self.visit_u64(column as u64)
-        } else if column >= whole::TWO_TO_64 && column.fract() == 0.0 {
-            Err(E::custom(format!(
-                "{}column {column} is larger than any board",
-                whole::OUT_OF_RANGE
-            )))
-        } else {
-            Err(E::custom(format!(
-                "invalid move {column}: a column is a whole number from 0"
-            )))
-        }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MoveJson, A::Error> {
-        let (mut row, mut col) = (None, None);
-        while let Some(key) = map.next_key::<String>()? {
-            let slot = match key.as_str() {
-                "row" => &mut row,
-                "col" => &mut col,
-                other => {
-                    return Err(de::Error::custom(format!(
-                        "unknown field \"{}\" in a move: a cell has exactly \"row\" and \"col\"",
-                        other.chars().take(40).collect::<String>()
-                    )));
-                }
-            };
-            if slot.is_some() {
-                return Err(de::Error::custom(format!(
-                    "duplicate field \"{key}\" in a move"
-                )));
-            }
-            *slot = Some(map.next_value::<Coordinate>()?.0);
-        }
-        match (row, col) {
-            (Some(row), Some(col)) => Ok(MoveJson::Cell(CellJson { row, col })),
-            (None, _) => Err(de::Error::custom("a move's cell lacks \"row\"")),
-            (_, None) => Err(de::Error::custom("a move's cell lacks \"col\"")),
-        }
-    }
-}
+use crate::service::review::{GameStatus, PlyReview, Review, ReviewError, ReviewQuery};
 
 /// The `POST /review` body.
 #[derive(Clone, Debug, Deserialize)]
@@ -136,7 +41,7 @@ pub struct ReviewRequest {
     pub to_move: Option<Player>,
     #[serde(default)]
     pub rules: Option<serde_json::Value>,
-    pub moves: Vec<MoveJson>,
+    pub moves: MoveListJson,
     #[serde(default, deserialize_with = "whole::option")]
     pub budget_ms: Option<u64>,
     #[serde(default, deserialize_with = "whole::option")]
@@ -151,17 +56,7 @@ impl ReviewRequest {
             board: self.board,
             to_move: self.to_move.map(Side::from),
             rules: self.rules,
-            moves: self
-                .moves
-                .iter()
-                .map(|m| match *m {
-                    MoveJson::Column(col) => PlayedMove::Column(col),
-                    MoveJson::Cell(cell) => PlayedMove::Cell {
-                        row: cell.row,
-                        col: cell.col,
-                    },
-                })
-                .collect(),
+            moves: self.moves.into(),
             budget_ms: self.budget_ms,
             ply_budget_ms: self.ply_budget_ms,
             arrival,
@@ -189,15 +84,16 @@ pub struct PlyJson {
     pub cached: bool,
 }
 
-impl From<&PlyReview> for PlyJson {
-    fn from(p: &PlyReview) -> Self {
+impl PlyJson {
+    /// The ply, its moves named by `notation`.
+    pub fn named(p: &PlyReview, notation: Option<&Notation>) -> Self {
         let (best_outcome, best_plies_to_end) = outcome(p.best_proof);
         let (played_outcome, played_plies_to_end) = outcome(p.played_proof);
         PlyJson {
             ply: p.ply,
             player: p.player.into(),
-            played: p.played.into(),
-            best: p.best.into(),
+            played: CellJson::named(p.played, notation),
+            best: CellJson::named(p.best, notation),
             best_score: p.best_score,
             played_score: p.played_score,
             loss: p.loss,
@@ -248,8 +144,9 @@ pub struct ReviewResponse {
     pub elapsed_ms: f64,
 }
 
-impl From<&Review> for ReviewResponse {
-    fn from(review: &Review) -> Self {
+impl ReviewResponse {
+    /// The body for `review`, its moves named by `notation`.
+    pub fn named(review: &Review, notation: Option<&Notation>) -> Self {
         let (status, winner) = match review.status {
             GameStatus::Ongoing => ("ongoing", None),
             GameStatus::Draw => ("draw", None),
@@ -257,7 +154,11 @@ impl From<&Review> for ReviewResponse {
         };
         ReviewResponse {
             game: review.game,
-            plies: review.plies.iter().map(PlyJson::from).collect(),
+            plies: review
+                .plies
+                .iter()
+                .map(|p| PlyJson::named(p, notation))
+                .collect(),
             first_outcome_change: review.first_outcome_change.map(|i| {
                 let ply = &review.plies[i];
                 ChangeJson {
@@ -279,13 +180,16 @@ impl From<&Review> for ReviewResponse {
     }
 }
 
+impl From<&Review> for ReviewResponse {
+    fn from(review: &Review) -> Self {
+        ReviewResponse::named(review, None)
+    }
+}
+
 impl From<ReviewError> for ApiError {
     fn from(error: ReviewError) -> Self {
         match error {
             ReviewError::Service(error) => ApiError::from(error),
-            illegal @ ReviewError::IllegalMove { index, .. } => {
-                ApiError::unplayable(format!("/moves/{index}"), illegal.to_string())
-            }
             ReviewError::OutOfRange { pointer, message } => ApiError::unplayable(pointer, message),
         }
     }
@@ -301,13 +205,14 @@ pub async fn review(
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
     let game = metrics::game_label(&request.game);
     let query = request.into_query(arrival);
+    let notation = notation_for(&query.game, query.board.as_deref().unwrap_or_default());
     let service = state.service.clone();
     // Counted as abandoned (499) if the client goes away before the review ends.
     let record = RequestRecord::start(service.metrics(), RequestKind::Review, game, arrival);
     if !wants_event_stream(&headers) {
         let result = service.review(query, None).await.map_err(ApiError::from);
         record.finish(status_of(&result));
-        return Ok(Json(ReviewResponse::from(&result?)).into_response());
+        return Ok(Json(ReviewResponse::named(&result?, notation.as_ref())).into_response());
     }
     // Plies are sent as judged; a slow reader holds the review back (bounded memory). Until
     // the first ply is judged, an error is still a plain problem+json response.
@@ -316,14 +221,15 @@ pub async fn review(
     let finish = move |result: Result<Review, ReviewError>| {
         let result = result.map_err(ApiError::from);
         record.finish(status_of(&result));
-        Ok(json_event("review", &ReviewResponse::from(&result?)))
+        Ok(json_event(
+            "review",
+            &ReviewResponse::named(&result?, notation.as_ref()),
+        ))
     };
-    let pump = EventPump::new(reviewing, plies, ply_event, finish)
+    let each =
+        move |ply: PlyReview| Some(json_event("ply", &PlyJson::named(&ply, notation.as_ref())));
+    let pump = EventPump::new(reviewing, plies, each, finish)
         .first()
         .await?;
     Ok(pump.into_response(state.service.metrics().event_stream_opened("/review")))
-}
-
-fn ply_event(ply: PlyReview) -> Option<Event> {
-    Some(json_event("ply", &PlyJson::from(&ply)))
 }

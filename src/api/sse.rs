@@ -96,6 +96,7 @@ where
 
 type Job<R> = Pin<Box<dyn Future<Output = R> + Send>>;
 type Finish<R> = Box<dyn FnOnce(R) -> Result<Event, ApiError> + Send>;
+type Each<M> = Box<dyn FnMut(M) -> Option<Event> + Send>;
 
 /// A long job answered as an event stream: each message the job sends while it runs becomes
 /// an event (or none), then its result becomes the last event. `/move` and `/review` both pump
@@ -108,7 +109,7 @@ pub struct EventPump<M, R> {
     /// `None` once the job has ended.
     job: Option<Job<R>>,
     messages: mpsc::Receiver<M>,
-    message_event: fn(M) -> Option<Event>,
+    message_event: Each<M>,
     /// Turns the job's result into its last event; taken when the job ends.
     finish: Option<Finish<R>>,
     /// Events ready to go out, oldest first.
@@ -119,13 +120,13 @@ impl<M: Send + 'static, R: Send + 'static> EventPump<M, R> {
     pub fn new(
         job: impl Future<Output = R> + Send + 'static,
         messages: mpsc::Receiver<M>,
-        message_event: fn(M) -> Option<Event>,
+        message_event: impl FnMut(M) -> Option<Event> + Send + 'static,
         finish: impl FnOnce(R) -> Result<Event, ApiError> + Send + 'static,
     ) -> Self {
         EventPump {
             job: Some(Box::pin(job)),
             messages,
-            message_event,
+            message_event: Box::new(message_event),
             finish: Some(Box::new(finish)),
             ready: VecDeque::new(),
         }

@@ -34,6 +34,7 @@ use super::error::ApiResult;
 use super::move_response::MoveResponse;
 use super::sse::{EventPump, json_event};
 use super::vocabulary::{CellJson, millis};
+use crate::games::notation::Notation;
 use crate::service::Served;
 use crate::service::progress::{IterationProgress, ProgressReceiver, SearchEvent};
 
@@ -52,13 +53,18 @@ pub struct IterationEventJson {
     pub elapsed_ms: f64,
 }
 
-impl From<&IterationProgress> for IterationEventJson {
-    fn from(it: &IterationProgress) -> Self {
+impl IterationEventJson {
+    /// The event for `it`, its moves named by `notation`.
+    pub fn named(it: &IterationProgress, notation: Option<&Notation>) -> Self {
         IterationEventJson {
             depth: it.depth,
             score: it.score,
-            mv: it.best.into(),
-            pv: it.pv.iter().map(|&c| c.into()).collect(),
+            mv: CellJson::named(it.best, notation),
+            pv: it
+                .pv
+                .iter()
+                .map(|&c| CellJson::named(c, notation))
+                .collect(),
             nodes: it.nodes,
             elapsed_ms: millis(it.elapsed),
         }
@@ -67,9 +73,12 @@ impl From<&IterationProgress> for IterationEventJson {
 
 /// The `iteration` event of a search event; a queued search sends a comment line, so the
 /// client sees the stream open while it waits for a worker; a worker starting sends nothing.
-fn iteration_event(event: SearchEvent) -> Option<Event> {
+fn iteration_event(event: SearchEvent, notation: Option<&Notation>) -> Option<Event> {
     match event {
-        SearchEvent::Iteration(it) => Some(json_event("iteration", &IterationEventJson::from(&it))),
+        SearchEvent::Iteration(it) => Some(json_event(
+            "iteration",
+            &IterationEventJson::named(&it, notation),
+        )),
         SearchEvent::Queued => {
             Some(Event::default().comment("admitted; waiting for a search worker"))
         }
@@ -83,18 +92,17 @@ pub async fn move_events(
     state: &AppState,
     answer: impl Future<Output = ApiResult<Served>> + Send + 'static,
     events: ProgressReceiver,
+    notation: Option<Notation>,
 ) -> Response {
-    let finish = |result: ApiResult<Served>| {
+    let finish = move |result: ApiResult<Served>| {
         let served = result?;
-        let response = MoveResponse::new(&served.answer, served.cached_from);
+        let response = MoveResponse::named(&served.answer, served.cached_from, notation.as_ref());
         Ok(json_event("answer", &response))
     };
     // Until the search is sure of a worker (the service sends `Queued` or `Started`), an error
     // is still a plain problem+json response.
-    match EventPump::new(answer, events, iteration_event, finish)
-        .first()
-        .await
-    {
+    let each = move |event| iteration_event(event, notation.as_ref());
+    match EventPump::new(answer, events, each, finish).first().await {
         Ok(pump) => pump.into_response(state.service.metrics().event_stream_opened("/move")),
         Err(error) => error.into_response(),
     }

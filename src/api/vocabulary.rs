@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Proof, Side};
 use crate::games::Cell;
+use crate::games::notation::{Name, Notation};
 
 /// `X` or `O`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -36,11 +37,17 @@ impl From<Side> for Player {
     }
 }
 
-/// A cell, 0-based from the top-left.
+/// A cell, 0-based from the top-left; in an answer also its name in the game's notation
+/// (`h8`, Connect-4 `4`: see `games::notation`) and, for a game whose move is a column
+/// (Connect-4), that column (0-based, as a column is written in a JSON move list).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CellJson {
     pub row: usize,
     pub col: usize,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "name_text")]
+    pub notation: Option<Name>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
 }
 
 impl From<Cell> for CellJson {
@@ -48,7 +55,31 @@ impl From<Cell> for CellJson {
         CellJson {
             row: cell.row,
             col: cell.col,
+            notation: None,
+            column: None,
         }
+    }
+}
+
+impl CellJson {
+    /// `cell` with its name on a board named by `notation` (none when `None`).
+    pub fn named(cell: Cell, notation: Option<&Notation>) -> Self {
+        let Some(notation) = notation else {
+            return cell.into();
+        };
+        CellJson {
+            row: cell.row,
+            col: cell.col,
+            notation: Some(notation.name(cell)),
+            column: notation.columns.then_some(cell.col),
+        }
+    }
+}
+
+fn name_text<S: serde::Serializer>(name: &Option<Name>, serializer: S) -> Result<S::Ok, S::Error> {
+    match name {
+        Some(name) => serializer.serialize_str(name.as_str()),
+        None => serializer.serialize_none(),
     }
 }
 

@@ -9,9 +9,11 @@
 //! - [`connect4`]: bitboards and a Pons-style exact solver, with the engine as fallback.
 //! - [`gomoku`]: any m,n,k-game on 5 to 25 cells a side; incremental line patterns, threat
 //!   searches (VCF, VCT) before the engine, and the Gomocup piskvork protocol.
+//! - [`notation`]: moves named as other tools name them (`h8`, Connect-4 column digits).
 
 pub mod connect4;
 pub mod gomoku;
+pub mod notation;
 pub mod tictactoe;
 
 use std::fmt::Debug;
@@ -129,6 +131,48 @@ impl Grid {
             .chunks(self.cols.max(1))
             .map(|row| row.iter().map(|s| s.letter()).collect())
             .collect()
+    }
+
+    /// A line of at least `length` stones of one side in a row (across, down or diagonal),
+    /// the longest found first, as its cells from one end to the other: the line that won a
+    /// finished game, for an answer that says who won and where. `None` when there is none.
+    pub fn winning_line(&self, length: usize) -> Option<(Side, Vec<Cell>)> {
+        let mut best: Option<(Side, Vec<Cell>)> = None;
+        let directions: [(isize, isize); 4] = [(0, 1), (1, 0), (1, 1), (1, -1)];
+        for row in 0..self.rows {
+            for col in 0..self.cols {
+                let Stone::Player(side) = self.at(row, col) else {
+                    continue;
+                };
+                for (dr, dc) in directions {
+                    // Start only at a line's first stone.
+                    let before = (row as isize - dr, col as isize - dc);
+                    if self.stone_at(before) == Some(Stone::Player(side)) {
+                        continue;
+                    }
+                    let mut cells = Vec::new();
+                    let mut at = (row as isize, col as isize);
+                    while self.stone_at(at) == Some(Stone::Player(side)) {
+                        cells.push(Cell {
+                            row: at.0 as usize,
+                            col: at.1 as usize,
+                        });
+                        at = (at.0 + dr, at.1 + dc);
+                    }
+                    let longer = best.as_ref().is_none_or(|(_, b)| cells.len() > b.len());
+                    if cells.len() >= length && longer {
+                        best = Some((side, cells));
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// The stone at a signed position, `None` off the board.
+    fn stone_at(&self, (row, col): (isize, isize)) -> Option<Stone> {
+        let (row, col) = (usize::try_from(row).ok()?, usize::try_from(col).ok()?);
+        (row < self.rows && col < self.cols).then(|| self.at(row, col))
     }
 
     /// Stones of each side: (first, second).
@@ -292,6 +336,31 @@ mod tests {
             Grid::parse::<&str>(&[], 10),
             Err(PositionError::Shape(_))
         ));
+    }
+
+    #[test]
+    fn the_winning_line_is_found_in_every_direction() {
+        let across = Grid::parse(&["...", "XXX", "OO."], 3).unwrap();
+        let (side, cells) = across.winning_line(3).unwrap();
+        assert_eq!(side, Side::First);
+        assert_eq!(
+            cells,
+            (0..3).map(|col| Cell { row: 1, col }).collect::<Vec<_>>()
+        );
+        let anti = Grid::parse(&["X.O", "XO.", "O.X"], 3).unwrap();
+        let (side, cells) = anti.winning_line(3).unwrap();
+        assert_eq!(side, Side::Second);
+        assert_eq!(
+            cells,
+            [(0, 2), (1, 1), (2, 0)]
+                .map(|(row, col)| Cell { row, col })
+                .to_vec()
+        );
+        let none = Grid::parse(&["XO.", "OX.", "..."], 3).unwrap();
+        assert_eq!(none.winning_line(3), None);
+        // The longer of two lines.
+        let two = Grid::parse(&["XXXX.", "OOOOO", "XX...", ".....", "....."], 5).unwrap();
+        assert_eq!(two.winning_line(4).unwrap().0, Side::Second);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::engine::skill::{LevelTable, STANDARD_LEVELS, with_depth_caps};
 use crate::games::BoardGame;
 use crate::games::connect4::Connect4;
 use crate::games::gomoku::{self, Gomoku, GomokuRules, Overline};
+use crate::games::notation::Notation;
 use crate::games::tictactoe::TicTacToe;
 
 /// A game the service can play: the rules (from `games`) plus how requests talk about them.
@@ -43,6 +44,12 @@ pub trait ServedGame: BoardGame {
     /// How a review marks a played move's heuristic score loss (a proven loss is marked by
     /// the proof): on this game's evaluation scale.
     const REVIEW_THRESHOLDS: Thresholds;
+
+    /// Stones in a row that win under `rules` (a finished board's winning line is looked for
+    /// with it); by default none, and no line is reported.
+    fn win_length(_rules: &Self::Rules) -> usize {
+        usize::MAX
+    }
 
     /// Reads the request's `rules` object (`None` when absent or null).
     fn parse_rules(rules: Option<&Value>) -> Result<Self::Rules, RulesError>;
@@ -264,6 +271,10 @@ impl ServedGame for TicTacToe {
         mistake: 10,
     };
 
+    fn win_length(_rules: &()) -> usize {
+        3
+    }
+
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
     }
@@ -329,6 +340,26 @@ macro_rules! served_games {
             None
         }
 
+        /// How moves are named on `board` (rows top to bottom; the game's default board when
+        /// empty) in the game named `name`; `None` for no game or an empty row.
+        pub fn notation_for(name: &str, board: &[String]) -> Option<Notation> {
+            $(
+                if name == <$game as BoardGame>::NAME {
+                    let info = <$game as ServedGame>::info().board;
+                    let (rows, cols) = match board.first() {
+                        None => (info.default_rows, info.default_cols),
+                        Some(row) => (board.len(), row.chars().count()),
+                    };
+                    return (cols > 0).then_some(Notation {
+                        rows,
+                        cols,
+                        columns: info.gravity,
+                    });
+                }
+            )+
+            None
+        }
+
         /// Each served game's name and the largest table worth giving it (MiB).
         pub fn table_caps() -> Vec<(&'static str, usize)> {
             vec![$((<$game as BoardGame>::NAME, <$game as ServedGame>::TABLE_MB_CAP)),+]
@@ -359,6 +390,10 @@ impl ServedGame for Connect4 {
         inaccuracy: 30,
         mistake: 80,
     };
+
+    fn win_length(_rules: &()) -> usize {
+        4
+    }
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
@@ -406,6 +441,10 @@ impl ServedGame for Gomoku {
         inaccuracy: 50,
         mistake: 150,
     };
+
+    fn win_length(rules: &GomokuRules) -> usize {
+        rules.win_length as usize
+    }
 
     fn parse_rules(rules: Option<&Value>) -> Result<GomokuRules, RulesError> {
         parse_gomoku_rules(rules, gomoku::MAX_SIDE)

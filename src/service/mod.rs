@@ -9,6 +9,7 @@
 //! - [`shared_cache`]: the answer cache shared by replicas (Redis), behind the local one.
 //! - [`metrics`]: the Prometheus metrics.
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
+//! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
 //! - [`levels`]: strength levels, seeds and deterministic answers.
 //! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
@@ -27,6 +28,7 @@ pub mod levels;
 pub mod metrics;
 pub mod pool;
 pub mod progress;
+pub mod replay;
 pub mod review;
 pub mod shared_cache;
 
@@ -42,7 +44,7 @@ use crate::engine::{
     Algorithm, CancelFlag, Deadline, Move, Proof, Score, SearchLimits, SearchOptions, Side,
     StopReason, TableStats, TranspositionTable,
 };
-use crate::games::{Cell, Grid, PositionError};
+use crate::games::{BoardGame, Cell, Grid, PositionError};
 
 use cache::{AnswerCache, AskedLimits, CacheKey, CacheTier};
 use games::{GAME_NAMES, GameTask, RulesError, ServedGame, table_caps, with_game};
@@ -90,6 +92,25 @@ pub enum ServiceError {
         searched_ms: u64,
         budget_ms: u64,
     },
+    /// Move `index` (0-based) of a move list cannot be read or played: `pointer` is where it
+    /// was written (`/moves/3` in a JSON list, `/moves` for a notation string).
+    #[error("ply {} ({pointer}): {reason}", index + 1)]
+    IllegalMove {
+        index: usize,
+        pointer: String,
+        reason: String,
+    },
+    /// The position asked about is a finished game: who won (`None`: a draw) and the line
+    /// that won, as cells and named on the asked board.
+    #[error("the game is already over: {message}")]
+    Finished {
+        message: String,
+        /// `/board`, or `/moves` when a move list ended the game.
+        pointer: &'static str,
+        winner: Option<Side>,
+        line: Vec<Cell>,
+        notation: crate::games::notation::Notation,
+    },
     /// The engine returned no move for a position it accepted as ongoing.
     #[error("the search returned no move")]
     NoMove,
@@ -99,7 +120,11 @@ pub enum ServiceError {
 #[derive(Clone, Debug)]
 pub struct MoveQuery {
     pub game: String,
+    /// Rows top to bottom; empty when not given (then `moves` start from the empty board).
     pub board: Vec<String>,
+    /// The moves played from `board` (or from the game's empty board) to the position asked
+    /// about; the side to move follows from them.
+    pub moves: Option<replay::MoveList>,
     pub to_move: Option<Side>,
     /// Milliseconds for the whole request, queueing included; `None` = the default (1000).
     pub budget_ms: Option<u64>,
@@ -422,8 +447,40 @@ impl Service {
     fn check<G: ServedGame>(&self, query: &MoveQuery) -> Result<Checked<G>, ServiceError> {
         let asked = self.check_limits(query)?;
         let rules = G::parse_rules(query.rules.as_ref())?;
-        let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
-        let position = G::from_grid(&grid, query.to_move, &rules)?;
+        let (grid, position) = match &query.moves {
+            None if query.board.is_empty() => {
+                return Err(PositionError::Shape("give `board`, `moves` or both".into()).into());
+            }
+            None => {
+                let grid = Grid::parse(&query.board, G::MAX_SIDE)?;
+                let position = match G::from_grid(&grid, query.to_move, &rules) {
+                    Err(PositionError::GameOver(message)) => {
+                        return Err(finished::<G>(&grid, &rules, message, "/board"));
+                    }
+                    other => other?,
+                };
+                (grid, position)
+            }
+            Some(moves) => {
+                let board = (!query.board.is_empty()).then_some(query.board.as_slice());
+                let played = replay::replay::<G>(board, query.to_move, &rules, moves, false)
+                    .map_err(|error| match error {
+                        // The starting board was over before any move.
+                        ServiceError::Position(PositionError::GameOver(message)) => {
+                            let grid = board.and_then(|b| Grid::parse(b, G::MAX_SIDE).ok());
+                            match grid {
+                                Some(grid) => finished::<G>(&grid, &rules, message, "/board"),
+                                None => PositionError::GameOver(message).into(),
+                            }
+                        }
+                        other => other,
+                    })?;
+                if let Some(message) = finished_after_moves(&played.last, played.played.len()) {
+                    return Err(finished::<G>(&played.grid, &rules, message, "/moves"));
+                }
+                (played.grid, played.last)
+            }
+        };
         let style = levels::resolve(&query.style)?;
         Ok(Checked {
             asked,
@@ -648,6 +705,40 @@ impl Service {
             cached: true,
             cached_from: Some(CacheTier::Shared),
         })
+    }
+}
+
+/// Why a move list's last position has no move to suggest, in words; `None` while the game
+/// goes on.
+fn finished_after_moves<G: BoardGame>(position: &G, plies: usize) -> Option<String> {
+    match position.status() {
+        crate::engine::Status::Ongoing => None,
+        crate::engine::Status::Lost => Some(format!(
+            "{} won with ply {plies} of the move list",
+            position.side_to_move().other().letter()
+        )),
+        crate::engine::Status::Draw => Some(format!("a draw after ply {plies} of the move list")),
+    }
+}
+
+/// The refusal of a finished game on `grid`: its winner and winning line, read from the board
+/// (a full board without a line is a draw).
+fn finished<G: ServedGame>(
+    grid: &Grid,
+    rules: &G::Rules,
+    message: String,
+    pointer: &'static str,
+) -> ServiceError {
+    let (winner, line) = match grid.winning_line(G::win_length(rules)) {
+        Some((side, line)) => (Some(side), line),
+        None => (None, Vec::new()),
+    };
+    ServiceError::Finished {
+        message,
+        pointer,
+        winner,
+        line,
+        notation: replay::notation_of::<G>(grid),
     }
 }
 

@@ -36,26 +36,18 @@ use tokio::sync::mpsc;
 
 use super::games::{GameTask, ServedGame, Thresholds, with_game};
 use super::latency::JobTimes;
+use super::replay::{MoveList, Replay, replay};
 use super::{MoveQuery, Runner, Service, ServiceError};
-use crate::engine::{Algorithm, Move, Outcome, Proof, Score, Side, Status, WIN, is_decisive};
-use crate::games::{BoardGame, Cell, Grid, Stone};
+use crate::engine::{Algorithm, Outcome, Proof, Score, Side, Status, WIN, is_decisive};
+use crate::games::Cell;
+
+pub use super::replay::PlayedMove;
 
 /// Default per-ply search budget, in ms.
 pub const DEFAULT_PLY_BUDGET_MS: u64 = 250;
 /// The least a position's search may be given, in ms: a review whose total budget cannot give
 /// every position this much is refused (422) rather than answered with noise.
 pub const MIN_PLY_BUDGET_MS: u64 = 5;
-
-/// A move as the client wrote it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlayedMove {
-    Cell {
-        row: usize,
-        col: usize,
-    },
-    /// Connect-4: a column, 0-based from the left.
-    Column(usize),
-}
 
 /// A review request, parsed but not yet checked against the game.
 #[derive(Clone, Debug)]
@@ -65,7 +57,7 @@ pub struct ReviewQuery {
     pub board: Option<Vec<String>>,
     pub to_move: Option<Side>,
     pub rules: Option<Value>,
-    pub moves: Vec<PlayedMove>,
+    pub moves: MoveList,
     pub budget_ms: Option<u64>,
     pub ply_budget_ms: Option<u64>,
     pub arrival: Instant,
@@ -76,9 +68,6 @@ pub struct ReviewQuery {
 pub enum ReviewError {
     #[error(transparent)]
     Service(#[from] ServiceError),
-    /// Move `index` (0-based in the list) cannot be played.
-    #[error("ply {} (/moves/{index}): {reason}", index + 1)]
-    IllegalMove { index: usize, reason: String },
     /// A field out of range: its JSON pointer and what is allowed.
     #[error("{message}")]
     OutOfRange { pointer: String, message: String },
@@ -164,19 +153,6 @@ pub enum GameStatus {
     Draw,
 }
 
-/// A position of the replayed game, as the searches take it.
-struct Replayed {
-    rows: Vec<String>,
-    to_move: Side,
-    status: Status,
-}
-
-/// The replayed game: `positions[i]` is before move `i`, the last one after every move.
-struct Replay {
-    positions: Vec<Replayed>,
-    played: Vec<Cell>,
-}
-
 /// A position's search result, mover's view.
 #[derive(Clone, Copy, Debug)]
 struct Judged {
@@ -185,125 +161,6 @@ struct Judged {
     proof: Option<Proof>,
     depth: u32,
     cached: bool,
-}
-
-/// The empty board of the game's default size (as `GET /games` describes it).
-fn default_board<G: ServedGame>() -> Vec<String> {
-    let board = G::info().board;
-    Grid::empty(board.default_rows, board.default_cols).to_rows()
-}
-
-/// Why `mv`, the list's move `index`, is not among the legal moves of `position` (grid
-/// `grid`), in words.
-fn why_illegal<G: BoardGame>(position: &G, grid: &Grid, mv: PlayedMove, index: usize) -> String {
-    match position.status() {
-        Status::Ongoing => {}
-        Status::Lost if index == 0 => return "the starting position is already won".into(),
-        Status::Lost => {
-            return format!(
-                "the game is already over: {} won with ply {index}",
-                position.side_to_move().other().letter()
-            );
-        }
-        Status::Draw => return format!("the game is already over: a draw after ply {index}"),
-    }
-    match mv {
-        PlayedMove::Column(col) if col >= grid.cols => format!(
-            "column {col} is off the board (columns 0 to {})",
-            grid.cols - 1
-        ),
-        PlayedMove::Column(col) => format!("column {col} is full"),
-        PlayedMove::Cell { row, col } if row >= grid.rows || col >= grid.cols => format!(
-            "row {row}, column {col} is off the board ({} rows x {} columns)",
-            grid.rows, grid.cols
-        ),
-        PlayedMove::Cell { row, col } if grid.at(row, col) != Stone::Empty => {
-            format!("row {row}, column {col} is already occupied")
-        }
-        PlayedMove::Cell { row, col } => {
-            let cell = Cell { row, col };
-            let forbidden = position.forbidden_cells().and_then(|points| {
-                points
-                    .into_iter()
-                    .find(|&(mv, _)| position.cell_of(mv) == cell)
-            });
-            if let Some((_, why)) = forbidden {
-                return format!(
-                    "row {row}, column {col} is forbidden to black under renju ({why})"
-                );
-            }
-            format!("row {row}, column {col} is not a legal move here")
-        }
-    }
-}
-
-/// Replays the moves from the start, refusing the first that cannot be played.
-fn replay<G: ServedGame>(query: &ReviewQuery, rules: &G::Rules) -> Result<Replay, ReviewError> {
-    let rows = query.board.clone().unwrap_or_else(default_board::<G>);
-    let mut grid = Grid::parse(&rows, G::MAX_SIDE).map_err(ServiceError::from)?;
-    let mut position = G::from_grid(&grid, query.to_move, rules).map_err(ServiceError::from)?;
-    // Each move fills a cell, so a legal list is never longer than the board has cells.
-    let empty = grid.cells.iter().filter(|&&s| s == Stone::Empty).count();
-    if query.moves.len() > empty {
-        return Err(ReviewError::OutOfRange {
-            pointer: "/moves".into(),
-            message: format!(
-                "{} moves, but the board has only {empty} empty cells",
-                query.moves.len()
-            ),
-        });
-    }
-    // A game with gravity (Connect-4) takes a column: the disc falls to its landing cell.
-    let by_column = G::info().board.gravity;
-    let mut positions = Vec::with_capacity(query.moves.len() + 1);
-    let mut played = Vec::with_capacity(query.moves.len());
-    let mut legal = Vec::new();
-    for (index, &wanted) in query.moves.iter().enumerate() {
-        positions.push(Replayed {
-            rows: grid.to_rows(),
-            to_move: position.side_to_move(),
-            status: position.status(),
-        });
-        let wrong_kind = match wanted {
-            PlayedMove::Column(_) if !by_column => Some(format!(
-                "a move in {} is a cell {{\"row\", \"col\"}}, not a column",
-                G::NAME
-            )),
-            PlayedMove::Cell { .. } if by_column => Some(format!(
-                "a move in {} is a column number (0-based from the left), not a cell",
-                G::NAME
-            )),
-            _ => None,
-        };
-        if let Some(reason) = wrong_kind {
-            return Err(ReviewError::IllegalMove { index, reason });
-        }
-        legal.clear();
-        position.legal_moves(&mut legal);
-        let found: Option<Move> = legal.iter().copied().find(|&mv| {
-            let cell = position.cell_of(mv);
-            match wanted {
-                PlayedMove::Column(col) => cell.col == col,
-                PlayedMove::Cell { row, col } => cell == Cell { row, col },
-            }
-        });
-        let Some(mv) = found else {
-            return Err(ReviewError::IllegalMove {
-                index,
-                reason: why_illegal(&position, &grid, wanted, index),
-            });
-        };
-        let cell = position.cell_of(mv);
-        grid.set(cell.row, cell.col, Stone::Player(position.side_to_move()));
-        position.make(mv);
-        played.push(cell);
-    }
-    positions.push(Replayed {
-        rows: grid.to_rows(),
-        to_move: position.side_to_move(),
-        status: position.status(),
-    });
-    Ok(Replay { positions, played })
 }
 
 /// The proof seen from the other side, one ply earlier.
@@ -448,9 +305,15 @@ impl Service {
     }
 
     /// The review `query` asks for game `G`, checked: rules, every move replayed, budgets.
-    fn plan<G: ServedGame>(&self, query: &ReviewQuery) -> Result<Plan, ReviewError> {
+    fn plan<G: ServedGame>(&self, query: &ReviewQuery) -> Result<Plan<G>, ReviewError> {
         let rules = G::parse_rules(query.rules.as_ref()).map_err(ServiceError::from)?;
-        let replay = replay::<G>(query, &rules)?;
+        let replay = replay::<G>(
+            query.board.as_deref(),
+            query.to_move,
+            &rules,
+            &query.moves,
+            true,
+        )?;
         let searched = if replay.played.is_empty() {
             0
         } else {
@@ -535,6 +398,7 @@ impl Service {
                         MoveQuery {
                             game: G::NAME.to_owned(),
                             board: position.rows.clone(),
+                            moves: None,
                             to_move: Some(position.to_move),
                             budget_ms: Some(share.max(1)),
                             max_depth: None,
@@ -648,8 +512,8 @@ impl Service {
 
 /// A review as a [`GameTask`]: [`Service::review`] for the game it names.
 /// A review checked for game `G` ([`Service::plan`]): what it will search, and with what time.
-struct Plan {
-    replay: Replay,
+struct Plan<G> {
+    replay: Replay<G>,
     /// Positions to search.
     searched: usize,
     /// The whole budget and the per-ply cap, in ms.

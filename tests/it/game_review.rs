@@ -15,6 +15,11 @@ fn cell(row: usize, col: usize) -> Value {
     json!({"row": row, "col": col})
 }
 
+/// A move of an answer as its cell alone (answers also name it, see `move_lists`).
+fn at(mv: &Value) -> Value {
+    json!({"row": mv["row"], "col": mv["col"]})
+}
+
 /// X centre, O edge (loses), X corner (wins in 5), O blocks, X lets the win go (a draw).
 fn tictactoe_game() -> Value {
     json!({"game": "tictactoe", "moves": [cell(1, 1), cell(0, 1), cell(0, 0), cell(2, 2), cell(0, 2)]})
@@ -62,7 +67,7 @@ async fn a_tictactoe_blunder_is_marked_and_the_outcome_change_named_at_its_ply()
     let ply2 = &body["plies"][1];
     assert_eq!(ply2["ply"], 2);
     assert_eq!(ply2["player"], "O");
-    assert_eq!(ply2["played"], cell(0, 1));
+    assert_eq!(at(&ply2["played"]), cell(0, 1));
     assert_eq!(ply2["best_outcome"], "draw");
     assert_eq!(ply2["played_outcome"], "loss");
     assert_eq!(ply2["outcome_change"], "turned a draw into a loss in 6");
@@ -105,8 +110,8 @@ async fn a_connect4_opening_blunder_throws_away_the_solved_win() {
     assert_eq!(status, 200, "{body}");
     assert_schema("ReviewResponse", &body);
     let first = &body["plies"][0];
-    assert_eq!(first["played"], cell(5, 0));
-    assert_eq!(first["best"], cell(5, 3));
+    assert_eq!(at(&first["played"]), cell(5, 0));
+    assert_eq!(at(&first["best"]), cell(5, 3));
     assert_eq!(first["mark"], "blunder");
     assert_eq!(first["best_outcome"], "win");
     assert_eq!(first["best_plies_to_end"], 41);
@@ -142,8 +147,9 @@ async fn a_connect4_review_can_start_from_a_given_position() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["plies"][0]["ply"], 1);
     assert_eq!(body["plies"][0]["player"], "X");
-    assert_eq!(body["plies"][0]["played"], cell(3, 3));
-    assert_eq!(body["plies"][1]["played"], cell(5, 2));
+    let c4 = |row: usize, col: usize| json!({"row": row, "col": col, "notation": (col + 1).to_string(), "column": col});
+    assert_eq!(body["plies"][0]["played"], c4(3, 3));
+    assert_eq!(body["plies"][1]["played"], c4(5, 2));
 }
 
 #[tokio::test]
@@ -481,7 +487,7 @@ async fn a_bad_move_cell_is_refused_naming_the_field_and_what_is_expected() {
             "exactly",
         ),
         (json!(null), "/moves/1", "a move"),
-        (json!("b2"), "/moves/1", "a move"),
+        (json!(true), "/moves/1", "a move"),
     ] {
         let body = json!({"game": "tictactoe", "moves": [cell(1, 1), bad]});
         let (status, problem) = review(&server, &body).await;

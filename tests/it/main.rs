@@ -27,6 +27,7 @@
 //!   `curl` example is answered without a 5xx, with the status the documents show.
 //! - `analyses`: batch analyses, in process and across replicas sharing a real Redis.
 //! - `boards`: test boards written as their stones.
+//! - `move_lists`: positions as move lists (JSON or notation) and moves named in answers.
 
 mod analyses;
 mod analysis_agreement;
@@ -48,6 +49,7 @@ mod gomoku_search_equivalence;
 mod gomoku_tactics;
 mod levels;
 mod live_progress;
+mod move_lists;
 mod playground;
 mod redis_support;
 mod search_equivalence;

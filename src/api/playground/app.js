@@ -831,7 +831,8 @@
   }
 
   /// A pasted move list as cells from the empty board: cell names (`b2`, `a1`; rows from the
-  /// bottom), for Connect-4 column letters or 1-based column numbers, or the API's JSON list.
+  /// bottom; `h8h9i8` too), for Connect-4 column letters or 1-based column numbers (`4455`:
+  /// Pons' digits), or the API's JSON list.
   /// Move numbers (`1.`) are skipped. The server judges legality; a Connect-4 disc's row comes
   /// from replaying the columns here.
   function parseMoveList(text) {
@@ -840,13 +841,23 @@
     if (t.startsWith("[")) {
       items = JSON.parse(t).map((m) => (typeof m === "number" ? { col: m } : { row: m.row, col: m.col }));
     } else {
-      items = t.split(/[\s,;]+/).filter((w) => w && !/^\d+\.$/.test(w)).map((w) => {
+      // As the API reads `moves` (games/notation.rs): names with or without separators
+      // ("h8h9i8"), Connect-4 digits one column each when nothing separates them ("4455").
+      const words = t.split(/[\s,;]+/).filter((w) => w && !/^\d+\.$/.test(w));
+      const separated = words.length > 1;
+      items = words.flatMap((w) => {
         const word = w.toLowerCase();
-        if (gravity() && /^[a-z]$/.test(word)) return { col: word.charCodeAt(0) - 97 };
-        if (gravity() && /^\d+$/.test(word)) return { col: Number(word) - 1 };
-        const m = /^([a-z])(\d+)$/.exec(word);
-        if (!m) throw new Error(`"${w}" is not a move: write cells as ${gravity() ? "column letters (d) or numbers (4)" : "a1, b2, ..."}`);
-        return { row: state.rows - Number(m[2]), col: m[1].charCodeAt(0) - 97 };
+        const bad = () => new Error(`"${w}" is not a move: write cells as ${gravity() ? "column letters (d) or numbers (4)" : "a1, b2, ..."}`);
+        if (gravity()) {
+          if (/^[a-z]+$/.test(word)) return [...word].map((c) => ({ col: c.charCodeAt(0) - 97 }));
+          if (/^\d+$/.test(word)) {
+            return separated ? [{ col: Number(word) - 1 }] : [...word].map((d) => ({ col: Number(d) - 1 }));
+          }
+          throw bad();
+        }
+        const cells = [...word.matchAll(/([a-z])(\d+)/g)];
+        if (!cells.length || cells.map((m) => m[0]).join("") !== word) throw bad();
+        return cells.map((m) => ({ row: state.rows - Number(m[2]), col: m[1].charCodeAt(0) - 97 }));
       });
     }
     if (!gravity()) return items;

@@ -14,7 +14,7 @@ async fn a_winning_move_is_proven_with_the_public_score() {
     .await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     let body = &reply.body;
-    assert_eq!(body["move"], json!({"row": 0, "col": 2}));
+    assert_eq!(body["move"], json!({"row": 0, "col": 2, "notation": "c3"}));
     assert_eq!(body["to_move"], "X");
     assert_eq!(body["outcome"], "win");
     assert_eq!(body["plies_to_end"], 1);
@@ -76,7 +76,10 @@ async fn analysis_scores_every_legal_move_best_first() {
     assert_eq!(reply.status, 200, "{}", reply.text);
     let analysis = reply.body["analysis"].as_array().unwrap();
     assert_eq!(analysis.len(), 5);
-    assert_eq!(analysis[0]["move"], json!({"row": 0, "col": 2}));
+    assert_eq!(
+        analysis[0]["move"],
+        json!({"row": 0, "col": 2, "notation": "c3"})
+    );
     assert_eq!(analysis[0]["outcome"], "win");
     let scores: Vec<i64> = analysis
         .iter()
@@ -247,7 +250,7 @@ async fn renju_analysis_lists_blacks_forbidden_points_apart_from_the_scored_move
     )
     .await;
     assert_eq!(reply.status, 200, "{}", reply.text);
-    let point = json!({"row": 4, "col": 4});
+    let point = json!({"row": 4, "col": 4, "notation": "e11"});
     let forbidden = reply.body["forbidden"]
         .as_array()
         .expect("a forbidden list");

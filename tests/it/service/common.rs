@@ -114,6 +114,7 @@ pub fn query(game: &str, board: &[&str], budget_ms: u64) -> MoveQuery {
     MoveQuery {
         game: game.to_owned(),
         board: board.iter().map(|s| s.to_string()).collect(),
+        moves: None,
         to_move: None,
         budget_ms: Some(budget_ms),
         max_depth: None,

@@ -21,7 +21,7 @@ async fn a_move_is_answered_over_http() {
     assert_eq!(response.status(), 200);
     assert!(response.headers().contains_key("x-request-id"));
     let body: Value = response.json().await.unwrap();
-    assert_eq!(body["move"], json!({"row": 0, "col": 2}));
+    assert_eq!(body["move"], json!({"row": 0, "col": 2, "notation": "c3"}));
 }
 
 #[tokio::test]
