@@ -15,24 +15,29 @@
 //! - [`board`]: stones, line masks, incremental patterns, cell shapes and hash.
 //! - [`eval`]: the evaluation's weights (fitted to a strong engine's judgement).
 //! - `think`: how a move is chosen, search by search.
-//! - [`search`]: the main search on big boards ([`search::ThreatSearch`]).
+//! - [`search`]: the main search on big boards ([`search::MainSearch`]).
 //! - `defence`: the check of the chosen move against the opponent's threats.
 //! - [`cell_set`]: the board's sets of threat cells.
 //! - [`vcf`]: the victory-by-continuous-fours search with its own table.
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
 //! - [`renju`]: renju's forbidden points for black (exact, recursive).
+//! - [`wincheck`]: the static win test (won and lost shapes from the counts alone).
+//! - [`movepick`]: the main search's move generation in stages (forced blocks, exact
+//!   defences, the rest by score).
 
 pub mod board;
 pub mod cell_set;
 mod defence;
 pub mod eval;
 mod line_stones;
+pub mod movepick;
 pub mod patterns;
 pub mod renju;
 pub mod search;
 mod think;
 pub mod vcf;
 pub mod vct;
+pub mod wincheck;
 
 use std::fmt;
 use std::sync::Arc;
@@ -373,17 +378,6 @@ impl Gomoku {
 }
 
 impl Gomoku {
-    /// Whether `cell` makes or stops a threat: an open three or more for the mover, a four for
-    /// the opponent, or a double threat of either side. Such moves are never reduced.
-    fn is_tactical(&self, cell: usize) -> bool {
-        let me = self.to_move.index();
-        self.board.best_level(cell, me) >= OPEN_THREE
-            || self.board.best_level(cell, 1 - me) >= FOUR
-            || (0..2).any(|side| {
-                (1..=board::DOUBLE_FOUR).contains(&(self.board.shape(cell, side) as usize))
-            })
-    }
-
     /// The threat rules: win if possible; else block a five; against an open three answer only
     /// with moves that can matter (fours of our own, or cells on the threatened line).
     fn threat_moves(&self, out: &mut Vec<Move>) {
@@ -408,13 +402,16 @@ impl Gomoku {
             }
         }
         if self.board.level_count[opp][OPEN_FOUR as usize] > 0 {
-            // The opponent threatens an open four (it has an open three). To stop it we must
-            // take the cell of that open four or one of the cells that would complete it, and
-            // every such cell is one where the opponent would make a four now; or we make a
-            // four of our own first. Nothing else can matter.
+            // The opponent threatens an open four (it has an open three, or several). To stop
+            // it we must take a cell after which it has no open four to make (each such cell
+            // is one where it would make a four now, and `stops_open_fours` tells exactly
+            // which of those do, all threes at once); or we make a four of our own first.
+            // Nothing else can matter: after its open four only a five of ours would, and a
+            // move that is not a four makes no five to play.
             self.for_each_candidate(|cell| {
-                if self.board.best_level(cell, opp) >= FOUR
-                    || self.board.best_level(cell, me) >= FOUR
+                if self.board.best_level(cell, me) >= FOUR
+                    || (self.board.best_level(cell, opp) >= FOUR
+                        && self.board.stops_open_fours(cell, opp))
                 {
                     out.push(Move(cell as u16));
                 }
@@ -610,7 +607,7 @@ impl BoardGame for Gomoku {
     /// 2. A VCF (continuous fours) for the mover, then a VCT (fours and threes, capped at a
     ///    quarter of the budget): play its first move, proven, with the line's length.
     /// 3. Iterative deepening with the shared table for 70 % of what is left: on boards above
-    ///    100 cells gomoku's own [`search::ThreatSearch`] (threats inside the tree, hard
+    ///    100 cells gomoku's own [`search::MainSearch`] (threats inside the tree, hard
     ///    pruning where the position is quiet), whose decisive scores are reported as proofs
     ///    only once the exact engine confirms them; on smaller boards the exact engine.
     /// 4. A defence check: if the opponent has a VCF or a VCT (any length, 25,000 nodes a try)

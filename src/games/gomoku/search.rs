@@ -1,37 +1,49 @@
-//! Gomoku's own search on big boards: a threat-aware alpha-beta with its own node function,
-//! the way `connect4/solver.rs` is Connect-4's, used by [`Gomoku::think`](super::Gomoku).
+//! Gomoku's main search on big boards: an alpha-beta with its own node function, the way
+//! `connect4/solver.rs` is Connect-4's, used by [`Gomoku::think`](super::Gomoku). (The
+//! threat searches, VCF and VCT, are [`super::vcf`] and [`super::vct`]; this one runs after
+//! them.)
 //!
 //! The generic engine searches every candidate the game offers and stops at a static
-//! evaluation; strong gomoku engines instead prune hard where the position is quiet and look
-//! further where it is forcing. The key ideas, each a numbered step of `ThreatSearch::node`:
+//! evaluation; strong gomoku engines instead let threats narrow the tree and prune and reduce
+//! everything, threats included. The key ideas, each a numbered step of `MainSearch::node`:
 //!
-//! - **Threats inside the tree.** A four of the opponent is answered by its block(s) only, and a
-//!   single forced block is searched one ply deeper (it costs nothing: the tree does not
-//!   widen). At the horizon the side to move's continuous fours are searched ([`VcfSolver`], a
-//!   few dozen nodes, in place) instead of a quiescence search: a VCF there is a proven win, not
-//!   a guess. Razoring drops into the same VCF-or-evaluate horizon early.
-//! - **Pruning in quiet positions** (no four and no open three of the opponent on the board):
-//!   reverse futility (evaluation far above beta), razoring (far below alpha), move-count
-//!   pruning of quiet moves by depth, and futility pruning of quiet children whose evaluation
-//!   plus a margin cannot reach alpha. Threat moves (an open three or more of ours, a four of
-//!   theirs blocked, a double threat) are never pruned or reduced.
-//! - **Late-move reductions driven by the move's ordering score** (the "policy": the
-//!   cell's pattern codes for both sides, [`Gomoku::move_order_hint`]): the lower a move ranks
-//!   and the deeper the node, the shallower it is searched first; a reduced move that beats
-//!   alpha is searched again in full.
+//! - **Won shapes are read, not searched.** Every node starts with the static win test
+//!   ([`super::wincheck`]): a five to make, an open four or a double four to make (win in 3),
+//!   a four-three with no four of the opponent's (win in 5), two fives of the opponent (loss in
+//!   2). A move that ignores such a shape is refuted at its child in one node.
+//! - **Threats narrow the moves** ([`super::movepick`]): a five of the opponent's is blocked,
+//!   an open three is answered on its exact defence cells (or by a four), a four-three point on
+//!   the lines through it (or by a four). A single forced block is searched a ply deeper.
+//! - **Reductions for every move.** Depth is counted in sixteenths of a ply. Late-move
+//!   reductions apply from the second move of every node, fours and threat answers included,
+//!   with the full ln(depth) x ln(move number) base, more on cut nodes and when the evaluation
+//!   is not improving, less on PV nodes and for strong shapes; a reduced move is searched at
+//!   one ply at least and again in full when it beats alpha. The root reduces its moves from
+//!   the third by half as much.
+//! - **Pruning for every move but the threats.** Move-count pruning limits every node by depth
+//!   and "improving" (to 8 plies), child futility and reverse futility act where no five is to
+//!   be blocked; the mover's fours and the cells where the opponent would make one are
+//!   reduced, never pruned. (Pruning them too, and judging a node that faces an open three
+//!   near the horizon by the horizon, bought two plies and lost games: docs/gomoku.md.)
+//! - **A horizon that stands pat first**: the static evaluation fails high at once; only
+//!   below beta does the side to move's short VCF ([`VcfSolver`], a few dozen nodes, in place)
+//!   look for a forced win.
+//! - **A second core** ([`run_main_search`]): helper threads run the same search, the first
+//!   iteration one ply deeper, and share only the table (Lazy SMP).
 //!
-//! - **A second core** ([`run_threat_search`]): helper threads run the same search, the
-//!   first iteration one ply deeper, and share only the table (Lazy SMP).
-//!
-//! Its decisive scores are as sound as the pruning allows, not proofs: `think` confirms them
-//! with the exact engine before it reports a proven outcome. The transposition table is the
-//! service's shared one, keyed apart from the exact search's entries.
+//! An iteration is one ply of nominal depth, as the `iteration` events report it. Its decisive
+//! scores are as sound as the pruning allows, not proofs: `think` confirms them with the exact
+//! engine before it reports a proven outcome. The transposition table is the service's shared
+//! one, keyed apart from the exact search's entries.
 
 use std::time::Instant;
 
 use super::Gomoku;
+use super::board::FOUR_PLUS;
+use super::movepick::Stage;
 use super::patterns::{FIVE, FOUR, OPEN_FOUR};
 use super::vcf::{MAX_FOURS, VcfLimits, VcfSolver};
+use super::wincheck::Verdict;
 use crate::engine::ordering::MoveOrdering;
 use crate::engine::table::{score_from_table, score_to_table};
 use crate::engine::{
@@ -41,48 +53,61 @@ use crate::engine::{
 
 /// Mixed into the hash: this search's scores are not the exact engine's, nor the old selective
 /// view's, and must never be read as them.
-const TABLE_SALT: u64 = 0x7EA7_5EA2_C400_0003;
+const TABLE_SALT: u64 = 0x7EA7_5EA2_C400_0004;
 
-/// Boards with more cells than this are searched by [`ThreatSearch`]; smaller ones, where the
+/// Boards with more cells than this are searched by [`MainSearch`]; smaller ones, where the
 /// exact engine reaches the end of the game or near it, by the engine.
-pub const THREAT_SEARCH_MIN_CELLS: usize = 100;
+pub const MAIN_SEARCH_MIN_CELLS: usize = 100;
 
 /// Nodes between two reads of the clock.
 const CHECK_INTERVAL: u64 = 1024;
 
+/// One ply of depth: depths are counted in sixteenths so that reductions can be fractional.
+const ONE_PLY: i32 = 16;
+
 /// Root moves searched (the best by ordering score).
 const ROOT_WIDTH: usize = 20;
-/// Most moves a quiet node below the root searches (the selective width).
+/// Most moves a node with no threat to answer searches (the selective width).
 const WIDTH: usize = 12;
 
 /// Nodes one horizon VCF may visit: enough for the short combinations a quiescence search would
-/// find, cheap enough to run at every leaf where the mover has a four to make.
-const HORIZON_VCF_NODES: u64 = 48;
+/// find, cheap enough to run at every leaf that does not stand pat.
+const HORIZON_VCF_NODES: u64 = 24;
 /// Fours a horizon VCF may play.
-const HORIZON_VCF_FOURS: u32 = 12;
+const HORIZON_VCF_FOURS: u32 = 8;
 
-/// Reverse futility: at most this many plies left, a quiet null-window node whose evaluation
-/// beats beta by `REVERSE_FUTILITY_MARGIN` a ply returns at once.
-const REVERSE_FUTILITY_DEPTH: i32 = 3;
+/// Reverse futility: with at most this many plies left, a null-window node whose evaluation
+/// beats beta by `REVERSE_FUTILITY_MARGIN` a ply (one ply less when improving) returns at once.
+/// (Eight plies, as strong engines do with a stronger evaluation, lost games in self-play.)
+const REVERSE_FUTILITY_PLIES: i32 = 3;
 const REVERSE_FUTILITY_MARGIN: Score = 40;
-/// Razoring: at most this many plies left, a quiet null-window node whose evaluation is
-/// `RAZOR_MARGIN` a ply below alpha is judged by the horizon (VCF, else evaluation).
-const RAZOR_DEPTH: i32 = 2;
+/// Razoring: with at most this many plies left, a null-window node whose evaluation is
+/// `RAZOR_MARGIN` a ply below alpha is judged by the horizon (stand pat, VCF).
+const RAZOR_PLIES: i32 = 2;
 const RAZOR_MARGIN: Score = 100;
-/// Child futility: at most this many plies left, a quiet move is skipped when the node's
-/// evaluation plus `FUTILITY_MARGIN` a ply (plus the move's own ordering value) is below alpha.
-const FUTILITY_DEPTH: i32 = 3;
+/// Child futility: with at most this many plies left, a move that makes no four is skipped
+/// when the node's evaluation plus `FUTILITY_MARGIN` a ply (plus the move's own ordering
+/// value) cannot reach alpha.
+const FUTILITY_PLIES: i32 = 4;
 const FUTILITY_MARGIN: Score = 60;
-/// Move-count pruning: with `d` plies left (d <= 3), quiet moves after the first
-/// `LATE_MOVES[d]` are not searched.
-const LATE_MOVES: [usize; 4] = [WIDTH, 5, 8, 11];
+/// Move-count pruning: with `d` plies left (d <= `LATE_MOVE_PLIES`), moves after the first
+/// `late_moves(d, improving)` are not searched.
+const LATE_MOVE_PLIES: i32 = 8;
 /// Forced-reply extensions are granted only this far from the root, in plies, beyond the
 /// iteration's depth (a chain of fours can be long, but each is one move wide).
 const EXTENSION_PLIES: usize = 24;
+/// No static evaluation at this ply (a five to block: the evaluation is not computed).
+const NO_EVAL: Score = Score::MIN;
+
+/// Moves searched at a node with `plies` left before the rest are pruned.
+fn late_moves(plies: i32, improving: bool) -> usize {
+    let base = 3.0 + f64::from(plies.max(1)).powf(1.3);
+    (if improving { base } else { base * 0.6 }) as usize + 1
+}
 
 /// The state of one search: a private copy of the position walked in place, per-ply buffers
 /// allocated once, the ordering memory and the horizon's VCF solver.
-pub struct ThreatSearch<'t> {
+pub struct MainSearch<'t> {
     pos: Gomoku,
     table: &'t TranspositionTable,
     limits: SearchLimits,
@@ -99,29 +124,54 @@ pub struct ThreatSearch<'t> {
     moves: Vec<Vec<Move>>,
     keys: Vec<Vec<i64>>,
     hints: Vec<Vec<i32>>,
+    /// Per ply: the static evaluation (or `NO_EVAL`), for the "improving" test two plies on.
+    evals: Vec<Score>,
     /// Triangular principal-variation table.
     pv: Vec<[Move; MAX_PLY]>,
     pv_len: [usize; MAX_PLY + 1],
-    /// Depth of the iteration under way (bounds the extensions).
+    /// The move made at each ply of the current line (`line[0]` the root's).
+    line: [Move; MAX_PLY + 1],
+    /// Depth of the iteration under way in plies (bounds the extensions).
     iteration_depth: i32,
-    /// Late-move reductions by depth and move number.
-    reductions: Vec<[i8; 64]>,
+    /// Late-move reductions in sixteenths of a ply, by remaining plies and move number.
+    reductions: Vec<[i16; 64]>,
     /// The first iteration's depth: 1 on the calling thread, 2 on a Lazy SMP helper (staggered
     /// depths make the threads fill the table with different subtrees).
     first_depth: u32,
+    /// Where the nodes went, for the debug log (the yardstick's node kinds).
+    counts: NodeCounts,
+}
+
+/// Counters of what the search's nodes did, logged at debug level when a search ends: the
+/// figures the yardstick (docs/gomoku.md) compares from build to build. A few additions a
+/// node.
+#[derive(Clone, Copy, Debug, Default)]
+struct NodeCounts {
+    /// Nodes decided by the static win test.
+    static_verdicts: u64,
+    /// Horizon calls, VCF runs among them and VCF wins found.
+    horizons: u64,
+    vcf_runs: u64,
+    vcf_wins: u64,
+    /// Move-loop nodes by stage: forced, open three, four-three, every candidate.
+    by_stage: [u64; 4],
+    /// Cutoffs by the table, reverse futility and razoring.
+    table_cuts: u64,
+    futility_cuts: u64,
+    razor_cuts: u64,
 }
 
 /// Searches `pos` under `limits` with `helpers` extra threads (Lazy SMP: the same iterative
 /// deepening, depth-staggered, sharing only the table). The calling thread's report is the
 /// answer; its end stops the helpers, and their nodes are added to its count.
-pub fn run_threat_search(
+pub fn run_main_search(
     pos: &Gomoku,
     table: &TranspositionTable,
     limits: &SearchLimits,
     helpers: usize,
 ) -> SearchReport {
     if helpers == 0 {
-        return ThreatSearch::new(pos.clone(), table, limits.clone()).run();
+        return MainSearch::new(pos.clone(), table, limits.clone()).run();
     }
     let stop = CancelFlag::new();
     let helper_limits = limits.for_helper(&stop);
@@ -130,13 +180,13 @@ pub fn run_threat_search(
             .map(|i| {
                 let helper_limits = helper_limits.clone();
                 scope.spawn(move || {
-                    let mut helper = ThreatSearch::new(pos.clone(), table, helper_limits);
+                    let mut helper = MainSearch::new(pos.clone(), table, helper_limits);
                     helper.first_depth = 1 + (i as u32 % 2);
                     helper.run().nodes
                 })
             })
             .collect();
-        let mut report = ThreatSearch::new(pos.clone(), table, limits.clone()).run();
+        let mut report = MainSearch::new(pos.clone(), table, limits.clone()).run();
         // The caller's own cancellation reaches the helpers through this flag too.
         stop.cancel();
         for thread in threads {
@@ -147,21 +197,22 @@ pub fn run_threat_search(
     })
 }
 
-impl<'t> ThreatSearch<'t> {
+impl<'t> MainSearch<'t> {
     pub fn new(pos: Gomoku, table: &'t TranspositionTable, limits: SearchLimits) -> Self {
         let cells = pos.board.cells.len();
         let reductions = (0..MAX_PLY)
-            .map(|depth| {
-                let mut row = [0i8; 64];
+            .map(|plies| {
+                let mut row = [0i16; 64];
                 for (i, r) in row.iter_mut().enumerate().skip(1) {
-                    // The usual logarithmic shape: reductions grow with depth and move number.
-                    let value = 0.4 + (depth.max(1) as f64).ln() * (i as f64).ln() / 2.0;
-                    *r = value.clamp(0.0, 60.0) as i8;
+                    // The usual logarithmic shape, full size: reductions grow with the depth
+                    // left and the move number.
+                    let value = (plies.max(1) as f64).ln() * (i as f64).ln();
+                    *r = (value * f64::from(ONE_PLY)).clamp(0.0, 1000.0) as i16;
                 }
                 row
             })
             .collect();
-        ThreatSearch {
+        MainSearch {
             pos,
             table,
             limits,
@@ -181,11 +232,14 @@ impl<'t> ThreatSearch<'t> {
             moves: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
             keys: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
             hints: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
+            evals: vec![NO_EVAL; MAX_PLY + 1],
             pv: vec![[Move::NONE; MAX_PLY]; MAX_PLY + 1],
             pv_len: [0; MAX_PLY + 1],
+            line: [Move::NONE; MAX_PLY + 1],
             iteration_depth: 1,
             reductions,
             first_depth: 1,
+            counts: NodeCounts::default(),
         }
     }
 
@@ -276,6 +330,14 @@ impl<'t> ThreatSearch<'t> {
             }
         }
         report.nodes = self.nodes + self.vcf.nodes();
+        tracing::debug!(
+            target: "kibitz::gomoku::search",
+            depth = report.depth,
+            main_nodes = self.nodes,
+            horizon_vcf_nodes = self.vcf.nodes(),
+            counts = ?self.counts,
+            "main search finished"
+        );
         report.table = self.stats;
         report.elapsed = start.elapsed();
         report
@@ -310,13 +372,27 @@ impl<'t> ThreatSearch<'t> {
         let mut best_score = -INFINITY;
         for i in 0..root.len() {
             let mv = root[i].0;
+            self.line[0] = mv;
             self.pos.make(mv);
+            let child_depth = (depth - 1) * ONE_PLY;
             let score = if i == 0 {
-                -self.node(depth - 1, 1, -beta, -alpha)
+                -self.node(child_depth, 1, -beta, -alpha, false)
             } else {
-                let s = -self.node(depth - 1, 1, -alpha - 1, -alpha);
+                // From the third move on, the root's moves are reduced by half the usual
+                // amount (they are few and ordered by score) and searched again in full when
+                // they beat the best.
+                let reduction = if i >= 2 && depth >= 3 {
+                    let r = i32::from(self.reductions[depth as usize][i.min(63)]) / 2;
+                    r.clamp(0, child_depth - ONE_PLY)
+                } else {
+                    0
+                };
+                let mut s = -self.node(child_depth - reduction, 1, -alpha - 1, -alpha, true);
+                if reduction > 0 && s > alpha && self.stopped.is_none() {
+                    s = -self.node(child_depth, 1, -alpha - 1, -alpha, true);
+                }
                 if s > alpha && self.stopped.is_none() {
-                    -self.node(depth - 1, 1, -beta, -alpha)
+                    -self.node(child_depth, 1, -beta, -alpha, false)
                 } else {
                     s
                 }
@@ -393,47 +469,102 @@ impl<'t> ThreatSearch<'t> {
         self.pv_len[ply] = child_len + 1;
     }
 
-    /// The horizon: a VCF of the side to move is a win (scored by its length), else the
-    /// static evaluation. Only called where the opponent has no four (a five to block).
-    fn horizon(&mut self, ply: usize) -> Score {
-        let me = self.pos.side_to_move().index();
-        let count = &self.pos.board.level_count[me];
-        if count[FOUR as usize] + count[OPEN_FOUR as usize] > 0
-            && self.vcf.solve(&mut self.pos, &self.vcf_limits)
-        {
-            return WIN - (ply + self.vcf.line_len()) as Score;
+    /// The horizon: the static evaluation stands pat when it fails high; below beta a VCF of
+    /// the side to move is a win (scored by its length), else the evaluation. Only called
+    /// where the opponent has no four (a five to block).
+    fn horizon(&mut self, ply: usize, beta: Score) -> Score {
+        self.counts.horizons += 1;
+        let eval = self.pos.evaluate();
+        if eval >= beta {
+            return eval;
         }
-        self.pos.evaluate()
+        // Only a four that develops something else (a three or an open two on another line:
+        // the board's `FOUR_PLUS` cells) can start a combination: open fours, double fours
+        // and four-threes were the static win test's, and a lone four runs out at once. And,
+        // as Rapfi's quiescence does, only one near the mover's own last move: a combination
+        // that owes nothing to it was there, and looked for, a move earlier.
+        if self.combination_near_last_move(ply) {
+            self.counts.vcf_runs += 1;
+            if self.vcf.solve(&mut self.pos, &self.vcf_limits) {
+                self.counts.vcf_wins += 1;
+                return WIN - (ply + self.vcf.line_len()) as Score;
+            }
+        }
+        eval
     }
 
-    /// Alpha-beta negamax with PVS, fail-soft. Returns garbage (0) once `stopped` is set.
-    fn node(&mut self, depth: i32, ply: usize, mut alpha: Score, beta: Score) -> Score {
+    /// Whether the side to move has a `FOUR_PLUS` cell (a four that also develops another
+    /// line) on a line through its own last move, within a pattern's reach of it (any such
+    /// cell at the first plies, where the line holds no move of its own yet).
+    fn combination_near_last_move(&self, ply: usize) -> bool {
+        let board = &self.pos.board;
+        let me = self.pos.side_to_move().index();
+        if board.combo_count[me][FOUR_PLUS] == 0 {
+            return false;
+        }
+        if ply < 2 {
+            return true;
+        }
+        let last = self.line[ply - 2].index();
+        let geo = &board.geo;
+        let reach = geo.patterns.h as i32;
+        (0..4).any(|d| {
+            let (line, pos) = geo.line_of[last][d];
+            let cells = &geo.line_cells[line as usize];
+            let lo = (i32::from(pos) - reach).max(0) as usize;
+            let hi = (i32::from(pos) + reach).min(cells.len() as i32 - 1) as usize;
+            cells[lo..=hi].iter().any(|&c| {
+                let c = c as usize;
+                board.cells[c] == 0 && board.shape(c, me) as usize == FOUR_PLUS
+            })
+        })
+    }
+
+    /// Alpha-beta negamax with PVS, fail-soft; `depth` in sixteenths of a ply; `cut_node`: a
+    /// null-window node expected to fail high. Returns garbage (0) once `stopped` is set.
+    fn node(
+        &mut self,
+        depth: i32,
+        ply: usize,
+        mut alpha: Score,
+        beta: Score,
+        cut_node: bool,
+    ) -> Score {
         // Step 1. Count the node and poll the limits.
         if !self.visit() {
             return 0;
         }
         self.pv_len[ply] = 0;
 
-        // Step 2. Game over, or a five to play now.
+        // Step 2. Game over, or a won or lost shape on the board (the static win test).
         match self.pos.status() {
             Status::Lost => return -(WIN - ply as Score),
             Status::Draw => return 0,
             Status::Ongoing => {}
         }
-        if let Some(mv) = self.pos.immediate_win() {
-            self.pv[ply][0] = mv;
-            self.pv_len[ply] = 1;
-            return WIN - (ply as Score + 1);
+        let verdict = self.pos.static_verdict();
+        self.counts.static_verdicts += u64::from(verdict.is_some());
+        match verdict {
+            Some(Verdict::WinIn(1)) => {
+                if let Some(mv) = self.pos.immediate_win() {
+                    self.pv[ply][0] = mv;
+                    self.pv_len[ply] = 1;
+                }
+                return WIN - (ply as Score + 1);
+            }
+            Some(Verdict::WinIn(plies)) => return WIN - (ply as Score + plies as Score),
+            Some(Verdict::LossIn(plies)) => return -(WIN - (ply as Score + plies as Score)),
+            None => {}
         }
         let must_block = self.pos.must_answer_threat();
         if ply >= MAX_PLY - 2 {
             return self.pos.evaluate();
         }
 
-        // Step 3. Horizon: the mover's continuous fours, else the evaluation. A four to block
-        // is answered first (its block is searched past the horizon).
-        if depth <= 0 && !must_block {
-            return self.horizon(ply);
+        // Step 3. Horizon: stand pat, else the mover's continuous fours. A four to block is
+        // answered first (its block is searched past the horizon).
+        if depth < ONE_PLY && !must_block {
+            return self.horizon(ply, beta);
         }
 
         // Step 4. Mate-distance pruning.
@@ -444,15 +575,16 @@ impl<'t> ThreatSearch<'t> {
             return alpha;
         }
         let pv_node = beta - alpha > 1;
+        let plies = depth / ONE_PLY;
 
-        // Step 5. Transposition table.
+        // Step 5. Transposition table (depths stored in whole plies, rounded down).
         let key = self.key();
         let mut table_move = Move::NONE;
         self.stats.probes += 1;
         if let Some(entry) = self.table.probe(key) {
             self.stats.hits += 1;
             table_move = entry.best_move;
-            if !pv_node && entry.depth as i32 >= depth {
+            if !pv_node && i32::from(entry.depth) * ONE_PLY >= depth {
                 let score = score_from_table(entry.score, ply);
                 let cutoff = match entry.bound {
                     Bound::Exact => true,
@@ -460,28 +592,43 @@ impl<'t> ThreatSearch<'t> {
                     Bound::Upper => score <= alpha,
                 };
                 if cutoff {
+                    self.counts.table_cuts += 1;
                     return score;
                 }
             }
         }
 
-        // Step 6. Quiet-node pruning: reverse futility, then razoring into the horizon.
-        let quiet = !self.forcing();
-        let eval = if quiet { self.pos.evaluate() } else { 0 };
-        if quiet && !pv_node && beta.abs() < MATE_BOUND {
-            if depth <= REVERSE_FUTILITY_DEPTH && eval - REVERSE_FUTILITY_MARGIN * depth >= beta {
-                return eval - REVERSE_FUTILITY_MARGIN * depth;
+        // Step 6. Pruning on the evaluation (no five to block): reverse futility (not against
+        // an open three), razoring into the horizon.
+        let opp = 1 - self.pos.side_to_move().index();
+        let facing_three = self.pos.board.level_count[opp][OPEN_FOUR as usize] > 0;
+        let eval = if must_block {
+            NO_EVAL
+        } else {
+            self.pos.evaluate()
+        };
+        self.evals[ply] = eval;
+        let improving = eval != NO_EVAL
+            && ply >= 2
+            && self.evals[ply - 2] != NO_EVAL
+            && eval > self.evals[ply - 2];
+        if !must_block && !pv_node && beta.abs() < MATE_BOUND {
+            let margin = REVERSE_FUTILITY_MARGIN * (plies - i32::from(improving)).max(1);
+            if !facing_three && plies <= REVERSE_FUTILITY_PLIES && eval - margin >= beta {
+                self.counts.futility_cuts += 1;
+                return eval - margin;
             }
-            if depth <= RAZOR_DEPTH && eval + RAZOR_MARGIN * depth <= alpha {
-                let score = self.horizon(ply);
+            if plies <= RAZOR_PLIES && eval + RAZOR_MARGIN * plies.max(1) <= alpha {
+                let score = self.horizon(ply, alpha + 1);
                 if score <= alpha {
+                    self.counts.razor_cuts += 1;
                     return score;
                 }
             }
         }
 
-        // Step 7. The moves: the threat rules' set (only blocks against a four, only what can
-        // matter against an open three), ordered by table move, killers, then ordering score
+        // Step 7. The moves by stage (a five's block; an open three's or a four-three's
+        // defences; else every candidate), ordered by table move, killers, then ordering score
         // and history.
         let mut moves = std::mem::take(&mut self.moves[ply]);
         let mut keys = std::mem::take(&mut self.keys[ply]);
@@ -489,7 +636,8 @@ impl<'t> ThreatSearch<'t> {
         moves.clear();
         keys.clear();
         hints.clear();
-        self.pos.search_moves(&mut moves);
+        let stage = self.pos.staged_moves(&mut moves);
+        self.counts.by_stage[stage as usize] += 1;
         let side = self.pos.side_to_move();
         for &mv in &moves {
             let hint = self.pos.move_order_hint(mv);
@@ -497,11 +645,18 @@ impl<'t> ThreatSearch<'t> {
             keys.push(self.ordering.key(mv, table_move, ply, side, hint));
         }
         // A single forced block is searched one ply deeper, near enough to the root.
-        let extension = i32::from(
-            must_block && moves.len() == 1 && ply < self.iteration_depth as usize + EXTENSION_PLIES,
-        );
+        let extension = if must_block
+            && moves.len() == 1
+            && ply < self.iteration_depth as usize + EXTENSION_PLIES
+        {
+            ONE_PLY
+        } else {
+            0
+        };
+        let late = late_moves(plies, improving);
 
-        // Step 8. Search them: prune and reduce quiet moves, PVS for the rest.
+        // Step 8. Search them: move-count pruning, child futility and reductions for every
+        // move after the first (the forced block excepted), PVS.
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = Move::NONE;
@@ -509,49 +664,63 @@ impl<'t> ThreatSearch<'t> {
         for i in 0..moves.len() {
             pick_best_with_hints(&mut moves, &mut keys, &mut hints, i);
             let mv = moves[i];
-            if quiet && searched >= WIDTH {
-                // The selective width: a quiet node searches its best few moves only.
-                break;
-            }
-            let tactical = !quiet || self.pos.is_tactical(mv.index());
-            if quiet && !tactical && searched > 0 && best > -MATE_BOUND {
-                // Move-count pruning.
-                let late = LATE_MOVES[depth.clamp(0, 3) as usize];
-                if searched >= late {
+            // Fours of the mover and blocks of the opponent's fours-to-be (cells where it
+            // would make one) are never pruned, only reduced.
+            let threat = self.pos.board.best_level(mv.index(), side.index()) >= FOUR
+                || self.pos.board.best_level(mv.index(), 1 - side.index()) >= FOUR;
+            let prunable = searched > 0 && !must_block && best > -MATE_BOUND && !threat;
+            if prunable {
+                if stage == Stage::All && searched >= WIDTH {
+                    // The selective width: a quiet node searches its best few moves only.
+                    continue;
+                }
+                // Move-count pruning (moves come best first: the rest are worse).
+                if plies <= LATE_MOVE_PLIES && searched >= late {
                     continue;
                 }
                 // Child futility.
                 if !pv_node
-                    && depth <= FUTILITY_DEPTH
-                    && eval + FUTILITY_MARGIN * depth + hints[i] / 8 <= alpha
+                    && plies <= FUTILITY_PLIES
+                    && eval + FUTILITY_MARGIN * plies.max(1) + hints[i] / 8 <= alpha
                 {
                     continue;
                 }
             }
-            let reduction = if quiet && !tactical && searched > 0 && depth >= 2 {
-                let row = &self.reductions[depth.min(MAX_PLY as i32 - 1) as usize];
+            let child_depth = depth - ONE_PLY + extension;
+            let reduction = if searched > 0 && !must_block && depth >= 2 * ONE_PLY {
+                let row = &self.reductions[(plies as usize).min(MAX_PLY - 1)];
                 let mut r = i32::from(row[searched.min(63)]);
-                r += i32::from(!pv_node);
-                // The ordering score as a policy: strong shapes are reduced less.
-                if hints[i] >= 150 {
-                    r -= 1;
+                if !pv_node && !improving {
+                    r += ONE_PLY;
                 }
-                r.clamp(0, depth - 1)
+                if cut_node {
+                    r += ONE_PLY;
+                }
+                if pv_node {
+                    r -= ONE_PLY;
+                }
+                // The ordering score as a policy: strong shapes (fours, threes, double
+                // threats of either side) are reduced less.
+                if hints[i] >= 150 {
+                    r -= ONE_PLY;
+                }
+                // Searched at one ply at least.
+                r.clamp(0, (child_depth - ONE_PLY).max(0))
             } else {
                 0
             };
-            let child_depth = depth - 1 + extension;
+            self.line[ply] = mv;
             self.pos.make(mv);
             let mut score;
             if searched == 0 {
-                score = -self.node(child_depth, ply + 1, -beta, -alpha);
+                score = -self.node(child_depth, ply + 1, -beta, -alpha, !pv_node && !cut_node);
             } else {
-                score = -self.node(child_depth - reduction, ply + 1, -alpha - 1, -alpha);
+                score = -self.node(child_depth - reduction, ply + 1, -alpha - 1, -alpha, true);
                 if reduction > 0 && score > alpha && self.stopped.is_none() {
-                    score = -self.node(child_depth, ply + 1, -alpha - 1, -alpha);
+                    score = -self.node(child_depth, ply + 1, -alpha - 1, -alpha, !cut_node);
                 }
                 if pv_node && score > alpha && score < beta && self.stopped.is_none() {
-                    score = -self.node(child_depth, ply + 1, -beta, -alpha);
+                    score = -self.node(child_depth, ply + 1, -beta, -alpha, false);
                 }
             }
             self.pos.unmake(mv);
@@ -566,7 +735,7 @@ impl<'t> ThreatSearch<'t> {
                     alpha = score;
                     self.update_pv(ply, mv);
                     if alpha >= beta {
-                        self.ordering.record_cutoff(mv, ply, side, depth);
+                        self.ordering.record_cutoff(mv, ply, side, plies.max(1));
                         break;
                     }
                 }
@@ -592,7 +761,7 @@ impl<'t> ThreatSearch<'t> {
             Entry {
                 score: score_to_table(best, ply),
                 best_move,
-                depth: depth.clamp(0, u8::MAX as i32) as u8,
+                depth: plies.clamp(0, u8::MAX as i32) as u8,
                 bound,
             },
         );
@@ -637,7 +806,7 @@ mod tests {
 
     fn run(p: &Gomoku, limits: SearchLimits) -> SearchReport {
         let table = TranspositionTable::with_megabytes(4);
-        ThreatSearch::new(p.clone(), &table, limits).run()
+        MainSearch::new(p.clone(), &table, limits).run()
     }
 
     fn cell(p: &Gomoku, row: usize, col: usize) -> Move {
@@ -690,6 +859,37 @@ mod tests {
     }
 
     #[test]
+    fn a_four_three_is_seen_as_a_win_at_depth_one_by_the_static_test() {
+        // X's (7, 8) makes a four down column 8 and an open three on row 7; O has no four to
+        // make. At depth 1 the four's block is searched past the horizon, where the static
+        // win test reads X's open four to come: a win in five plies.
+        let p = position(
+            &[(4, 8), (5, 8), (6, 8), (7, 6), (7, 7)],
+            &[(0, 0), (0, 14), (3, 8), (11, 3), (14, 0)],
+        );
+        let report = run(&p, SearchLimits::with_depth(1));
+        assert_eq!(report.best_move, Some(cell(&p, 7, 8)));
+        assert_eq!(report.score, WIN - 5);
+    }
+
+    #[test]
+    fn a_four_three_of_the_opponent_is_defended() {
+        // The same shape for X, O to move (X has one stone more): O must take a cell on the
+        // point's lines (or make a four, which it cannot); whatever it plays, X's four-three
+        // must no longer win at once.
+        let p = position(
+            &[(4, 8), (5, 8), (6, 8), (7, 6), (7, 7), (13, 13)],
+            &[(0, 0), (0, 14), (3, 8), (11, 3), (14, 0)],
+        );
+        let report = run(&p, SearchLimits::with_depth(4));
+        let mv = report.best_move.expect("a move");
+        let mut q = p.clone();
+        q.make(mv);
+        assert_eq!(q.static_verdict(), None, "{mv:?} leaves X its four-three");
+        assert!(report.score > -MATE_BOUND, "{report:?}");
+    }
+
+    #[test]
     fn a_single_forced_block_stops_the_search_without_claiming_a_proof() {
         // X's four on row 7 leaves O one move; the search stops there, at a depth, not proven.
         let p = position(
@@ -738,7 +938,7 @@ mod tests {
             &[(3, 3), (3, 4), (3, 5), (3, 6)],
         );
         let table = TranspositionTable::with_megabytes(4);
-        let report = run_threat_search(&p, &table, &SearchLimits::with_depth(4), 1);
+        let report = run_main_search(&p, &table, &SearchLimits::with_depth(4), 1);
         assert_eq!(report.best_move, Some(cell(&p, 3, 7)));
     }
 
@@ -757,7 +957,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(50));
             cancel.cancel();
         });
-        let report = run_threat_search(&p, &table, &limits, 1);
+        let report = run_main_search(&p, &table, &limits, 1);
         canceller.join().expect("the canceller");
         assert!(p.is_legal(report.best_move.expect("a move")));
         assert_eq!(report.stop_reason, StopReason::Cancelled);

@@ -103,8 +103,8 @@ impl Gomoku {
             engine_limits.deadline =
                 Some(crate::engine::Deadline(Instant::now() + remaining * 7 / 10));
         }
-        let mut report = if self.board.cells.len() > search::THREAT_SEARCH_MIN_CELLS {
-            let mut report = search::run_threat_search(self, table, &engine_limits, helpers);
+        let mut report = if self.board.cells.len() > search::MAIN_SEARCH_MIN_CELLS {
+            let mut report = search::run_main_search(self, table, &engine_limits, helpers);
             // The threat search prunes, so it may miss the move that refutes a "forced" line:
             // its decisive scores are strong hints, not proofs, until the exact search
             // confirms them.
@@ -116,6 +116,7 @@ impl Gomoku {
                         report.proof = exact.proof;
                         report.best_move = exact.best_move;
                         report.pv = exact.pv;
+                        report.stop_reason = StopReason::Proven;
                     }
                     None => {
                         report.score = report.score.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1);
