@@ -5,7 +5,7 @@
 //! For each file (default: the six sets in `tests/data/connect4/`, `Test_L1_R3` cut to its
 //! first 100 lines unless `--limit` says otherwise) it solves every position with
 //! `Connect4::think` and no limits, checks the exact score (converted from the report's outcome
-//! and plies to the end, as in `tests/data/connect4/README.md`), and prints positions solved correctly,
+//! and plies to the end, as `tests/it/connect4_positions.rs` does), and prints positions solved correctly,
 //! mean and median wall-clock time per position, mean CPU time per position (the thread's
 //! scheduler run time: on a shared machine wall time mostly measures the neighbours; it is
 //! tick-grained per position, so only its mean over many positions is meaningful), mean nodes,

@@ -36,8 +36,8 @@ pub trait ServedGame: BoardGame {
 
     /// Nodes per millisecond of `budget_ms` a deterministic search gets when no `max_nodes` is
     /// given: a fixed rate (the same on every replica), a fraction of what this machine
-    /// searches, so the node limit rather than the clock ends the search (README, "Reproducible
-    /// answers").
+    /// searches, so the node limit rather than the clock ends the search (docs/api.md,
+    /// "Deterministic answers").
     const DETERMINISTIC_NODES_PER_MS: u64 = 100;
 
     /// How a review marks a played move's heuristic score loss (a proven loss is marked by
