@@ -5,7 +5,7 @@
 //!
 //! One hand-written layer instead of the five generic ones it replaced, because each of those
 //! cost every request something this service did not need (measured with callgrind, see
-//! `benches/http_overhead.rs` and docs/benchmarks.md, "HTTP overhead"): tower-http's trace layer
+//! `benches/http_overhead.rs` and docs/journal/service.md, "HTTP overhead"): tower-http's trace layer
 //! made an info-level span and wrote an info-level log line per response (about a fifth of the
 //! instructions of a cached `/move`, and a `write` system call); `MakeRequestUuid` asked the
 //! kernel for 16 random bytes per request (a `getrandom` system call); the two `from_fn`
