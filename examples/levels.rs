@@ -25,7 +25,7 @@ use kibitz::games::gomoku::Gomoku;
 use kibitz::games::tictactoe::TicTacToe;
 use kibitz::service::games::ServedGame;
 use kibitz::service::levels::{Style, search_at_level};
-use kibitz::tools::arena::wilson_interval;
+use kibitz::tools::arena::score_interval;
 
 /// A player: a level (1..=10) or the random mover.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -155,27 +155,6 @@ fn pairing<G: ServedGame>(
     (points, pairs * 2, wins, draws)
 }
 
-/// The 95% Wilson score interval of a score `p` over `n` games of which `wins` and `draws`
-/// (the rest lost). A draw is half a point, so a pairing with many draws varies less than one
-/// of wins and losses only: the interval is the arena's [`wilson_interval`] over the effective
-/// number of games `n * p(1-p) / variance` (the plain `n` when every game had the same result),
-/// so a row like 82 wins, 1890 draws, 28 losses is told apart from an even one. (The arena's
-/// own match scores keep the plain `n`, which is wider, so on the safe side, and hardly differs
-/// where draws are rare, as in gomoku; the levels tables are full of Connect-4 and tic-tac-toe
-/// draws.)
-fn wilson(p: f64, n: usize, wins: usize, draws: usize) -> (f64, f64) {
-    let games = n as f64;
-    let (w, d) = (wins as f64 / games, draws as f64 / games);
-    let l = 1.0 - w - d;
-    let variance = w * (1.0 - p).powi(2) + d * (0.5 - p).powi(2) + l * p.powi(2);
-    let n = if variance > 0.0 && p > 0.0 && p < 1.0 {
-        games * p * (1.0 - p) / variance
-    } else {
-        games
-    };
-    wilson_interval(p * n, n)
-}
-
 fn run<G: ServedGame>(label: &str, start: G, table_mb: usize, settings: &Settings) {
     println!(
         "\n### {label}: {} games per pairing, {} ms a move\n",
@@ -199,13 +178,14 @@ fn run<G: ServedGame>(label: &str, start: G, table_mb: usize, settings: &Setting
     }
     for (a, b) in rows {
         let (points, games, wins, draws) = pairing(&start, a, b, settings, table_mb, &mut seed);
-        let p = points / games as f64;
-        let (lo, hi) = wilson(p, games, wins, draws);
+        let losses = games - wins - draws;
+        let (p, lo, hi) = score_interval(wins as u64, draws as u64, losses as u64);
+        debug_assert_eq!(p, points / games as f64);
         println!(
             "| {} vs {} | {games} | {wins}-{draws}-{} | {p:.3} | {lo:.3}-{hi:.3} |",
             a.name(),
             b.name(),
-            games - wins - draws
+            losses
         );
     }
     println!("\n({label} took {:.0} s)", started.elapsed().as_secs_f64());
