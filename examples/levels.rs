@@ -17,6 +17,8 @@
 
 use std::time::{Duration, Instant};
 
+use clap::Parser;
+
 use kibitz::engine::skill::{FULL_STRENGTH, SplitMix64};
 use kibitz::engine::{Move, SearchLimits, SearchOptions, Side, Status, TranspositionTable};
 use kibitz::games::Grid;
@@ -50,14 +52,51 @@ struct Settings {
     pairings: Vec<(Player, Player)>,
 }
 
-fn parse_player(text: &str) -> Player {
+/// A player as the command line writes it: a level `1`..=`10` or `random`.
+fn parse_player(text: &str) -> Result<Player, String> {
     if text == "random" {
-        return Player::Random;
+        return Ok(Player::Random);
     }
     match text.parse::<u8>() {
-        Ok(level) if (1..=FULL_STRENGTH).contains(&level) => Player::Level(level),
-        _ => panic!("a player is a level 1..=10 or `random`, not {text:?}"),
+        Ok(level) if (1..=FULL_STRENGTH).contains(&level) => Ok(Player::Level(level)),
+        _ => Err(format!(
+            "a player is a level 1..=10 or `random`, not {text:?}"
+        )),
     }
+}
+
+/// A pairing as the command line writes it: `A:B`, the first named first.
+fn parse_pairing(text: &str) -> Result<(Player, Player), String> {
+    let (a, b) = text
+        .split_once(':')
+        .ok_or_else(|| format!("a pairing is A:B, not {text:?}"))?;
+    Ok((parse_player(a)?, parse_player(b)?))
+}
+
+/// The games a level table can be made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum GameName {
+    Tictactoe,
+    Connect4,
+    Gomoku,
+}
+
+/// `levels`' options.
+#[derive(Parser)]
+struct Args {
+    /// Games a pairing, each opening twice with the colours swapped.
+    #[arg(long, default_value_t = 20)]
+    games: usize,
+    /// Time a move, for every level.
+    #[arg(long, default_value_t = 20)]
+    ms: u64,
+    /// The game (repeat for more); all three when none is given.
+    #[arg(long, value_enum)]
+    game: Vec<GameName>,
+    /// Only this pairing `A:B` (repeat for more), each a level 1..=10 or `random`; the whole
+    /// table when none is given.
+    #[arg(long, value_parser = parse_pairing)]
+    pairing: Vec<(Player, Player)>,
 }
 
 /// Plays one game; returns the first player's result: 1 win, 0.5 draw, 0 loss.
@@ -198,43 +237,27 @@ fn empty<G: ServedGame>(rows: usize, cols: usize) -> G {
 }
 
 fn main() {
-    let mut settings = Settings {
-        games: 20,
-        budget: Duration::from_millis(20),
-        pairings: Vec::new(),
+    let args = Args::parse();
+    let settings = Settings {
+        games: args.games,
+        budget: Duration::from_millis(args.ms),
+        pairings: args.pairing,
     };
-    let mut games: Vec<String> = Vec::new();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().expect("a value after the flag");
-        match arg.as_str() {
-            "--games" => settings.games = value().parse().expect("--games N"),
-            "--ms" => settings.budget = Duration::from_millis(value().parse().expect("--ms M")),
-            "--game" => games.push(value()),
-            "--pairing" => {
-                let text = value();
-                let (a, b) = text.split_once(':').expect("--pairing A:B");
-                settings.pairings.push((parse_player(a), parse_player(b)));
-            }
-            other => {
-                panic!("unknown argument {other}; use --games N --ms M --game NAME --pairing A:B")
-            }
-        }
-    }
-    if games.is_empty() {
-        games = vec!["tictactoe".into(), "connect4".into(), "gomoku".into()];
-    }
+    let games = if args.game.is_empty() {
+        vec![GameName::Tictactoe, GameName::Connect4, GameName::Gomoku]
+    } else {
+        args.game
+    };
     for game in games {
-        match game.as_str() {
-            "tictactoe" => run("tic-tac-toe", empty::<TicTacToe>(3, 3), 1, &settings),
-            "connect4" => run("Connect-4 7x6", empty::<Connect4>(6, 7), 16, &settings),
-            "gomoku" => run(
+        match game {
+            GameName::Tictactoe => run("tic-tac-toe", empty::<TicTacToe>(3, 3), 1, &settings),
+            GameName::Connect4 => run("Connect-4 7x6", empty::<Connect4>(6, 7), 16, &settings),
+            GameName::Gomoku => run(
                 "gomoku 15x15 free-style",
                 empty::<Gomoku>(15, 15),
                 16,
                 &settings,
             ),
-            other => panic!("unknown game {other}"),
         }
     }
 }
