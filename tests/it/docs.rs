@@ -324,6 +324,24 @@ fn unresolved(document: &str, parsed: &Parsed, others: &[(String, Parsed)]) -> V
     problems
 }
 
+/// Every `.rs` file under `folder` (none when it does not exist), in a stable order.
+fn rust_files(folder: &Path, into: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries
+        .map(|entry| entry.expect("a folder entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
 /// `a/b/../c` as `a/c`, so that a link out of `docs/` resolves against the root.
 fn normalise(path: &Path) -> PathBuf {
     let mut parts: Vec<&std::ffi::OsStr> = Vec::new();

@@ -12,8 +12,6 @@
 //! with a double quote in them are examples, not references, for the sections (any code span,
 //! for the tracker).
 
-use std::path::{Path, PathBuf};
-
 use super::{Parsed, references, repository_paths, root};
 
 /// A run of consecutive comment lines: the line it starts on and the comments' text, one line
@@ -111,23 +109,6 @@ fn stale_in(name: &str, source: &str, documents: &[(String, Parsed)]) -> Vec<Str
     problems
 }
 
-fn rust_files(folder: &Path, into: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries
-        .map(|entry| entry.expect("a folder entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(&path, into);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            into.push(path);
-        }
-    }
-}
-
 fn parsed_documents() -> Vec<(String, Parsed)> {
     super::documents()
         .into_iter()
@@ -143,7 +124,7 @@ fn every_path_anchor_and_section_the_code_comments_name_exists() {
     let documents = parsed_documents();
     let mut files = Vec::new();
     for folder in ["src", "tests", "benches", "examples"] {
-        rust_files(&root().join(folder), &mut files);
+        super::rust_files(&root().join(folder), &mut files);
     }
     let mut problems = Vec::new();
     let mut runs = 0;

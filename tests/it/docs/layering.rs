@@ -13,7 +13,7 @@
 //! and `crate::`, `super::` and `self::` are resolved against the file's own module, so that
 //! `super::super::api` from `src/service/metrics/` counts as the API.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Crates that belong to serving: HTTP, JSON and the async runtime. The engine and the games
 /// name none of them.
@@ -369,26 +369,11 @@ fn violations(relative: &Path, source: &str) -> Vec<String> {
     found
 }
 
-fn rust_files(folder: &Path, into: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", folder.display()))
-        .map(|entry| entry.expect("a folder entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(&path, into);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            into.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_never_of_the_architecture_holds_in_src() {
     let src = super::root().join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    super::rust_files(&src, &mut files);
     let mut problems = Vec::new();
     let mut paths = 0;
     for file in &files {
