@@ -5,7 +5,7 @@
 //! For each file (default: the six sets in `tests/data/connect4/`, `Test_L1_R3` cut to its
 //! first 100 lines unless `--limit` says otherwise) it solves every position with
 //! `Connect4::think` and no limits, checks the exact score (converted from the report's outcome
-//! and plies to the end, as in `tests/data/connect4/README.md`), and prints positions solved correctly,
+//! and plies to the end, as `tests/it/connect4_positions.rs` does), and prints positions solved correctly,
 //! mean and median wall-clock time per position, mean CPU time per position (the thread's
 //! scheduler run time: on a shared machine wall time mostly measures the neighbours; it is
 //! tick-grained per position, so only its mean over many positions is meaningful), mean nodes,
@@ -24,6 +24,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use kibitz::engine::{
     Algorithm, Outcome, SearchLimits, SearchOptions, SearchReport, TranspositionTable, search,
 };
@@ -44,6 +45,28 @@ const DEFAULT_FILES: [&str; 6] = [
 ];
 const DEFAULT_L1_R3_LIMIT: usize = 100;
 
+/// The bench's options, as the command line gives them.
+#[derive(Parser)]
+struct Options {
+    /// Position files (Pons' format); the six sets of `tests/data/connect4/` when none.
+    files: Vec<PathBuf>,
+    /// Only the first N positions of each file (default: all, Test_L1_R3's first 100).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// The table's size.
+    #[arg(long, default_value_t = 8)]
+    table_mb: usize,
+    /// Keep the table across positions instead of clearing it before each.
+    #[arg(long)]
+    warm: bool,
+    /// The exact score alone (what Pons' `c4solver` computes), not the service's path.
+    #[arg(long)]
+    score_only: bool,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
 struct Args {
     files: Vec<(PathBuf, Option<usize>)>,
     table_mb: usize,
@@ -51,36 +74,15 @@ struct Args {
     score_only: bool,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut files = Vec::new();
-    let mut limit = None;
-    let mut table_mb = 8;
-    let mut warm = false;
-    let mut score_only = false;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--limit" => {
-                limit = Some(
-                    args.next()
-                        .and_then(|n| n.parse().ok())
-                        .ok_or("--limit needs a number")?,
-                )
-            }
-            "--table-mb" => {
-                table_mb = args
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .ok_or("--table-mb needs a number")?
-            }
-            "--warm" => warm = true,
-            "--score-only" => score_only = true,
-            // cargo bench passes --bench to every bench binary.
-            "--bench" => {}
-            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
-            file => files.push(PathBuf::from(file)),
-        }
-    }
+fn parse_args() -> Args {
+    let Options {
+        files,
+        limit,
+        table_mb,
+        warm,
+        score_only,
+        ..
+    } = Options::parse();
     let files = if files.is_empty() {
         DEFAULT_FILES
             .iter()
@@ -92,12 +94,12 @@ fn parse_args() -> Result<Args, String> {
     } else {
         files.into_iter().map(|f| (f, limit)).collect()
     };
-    Ok(Args {
+    Args {
         files,
         table_mb,
         warm,
         score_only,
-    })
+    }
 }
 
 /// CPU time this thread has run, from the kernel's scheduler statistics: on a machine shared
@@ -263,13 +265,7 @@ fn bench_tictactoe() {
 }
 
 fn main() {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("{message}");
-            std::process::exit(2);
-        }
-    };
+    let args = parse_args();
     let table = TranspositionTable::with_megabytes(args.table_mb);
     println!(
         "table {} MiB ({} entries), {}; {}",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The release binary under hostile clients: resident memory and timings, as docs/benchmarks.md
-("Memory") quotes them.
+"""The release binary under hostile clients: resident memory and timings, as docs/figures.md
+("The service") and docs/journal/service.md ("Memory") quote them.
 
     cargo build --release && python3 benches/exposure.py target/release/kibitz
 

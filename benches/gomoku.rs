@@ -66,13 +66,19 @@ fn fixed_nodes(max_nodes: u64) {
     println!("total nodes {total}");
 }
 
+/// The bench's options.
+#[derive(clap::Parser)]
+struct Args {
+    /// One search per position to this many nodes instead of the timed runs.
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--nodes") {
-        let n = args
-            .get(i + 1)
-            .and_then(|n| n.parse().ok())
-            .expect("--nodes N");
+    if let Some(n) = <Args as clap::Parser>::parse().nodes {
         return fixed_nodes(n);
     }
     println!("gomoku 15x15, {BUDGET_MS} ms a search, median of {RUNS} runs");

@@ -4,17 +4,35 @@
 
 use std::time::Instant;
 
+use clap::Parser;
+
 use kibitz::engine::{SearchLimits, SearchOptions, TranspositionTable, search};
 use kibitz::games::connect4::Connect4;
 
+/// `lazy_smp`'s arguments, in order, each with its default.
+#[derive(Parser)]
+struct Args {
+    /// Positions, the first of Test_L1_R2.
+    #[arg(default_value_t = 12)]
+    count: usize,
+    /// The depth each search goes to.
+    #[arg(default_value_t = 16)]
+    depth: u32,
+    /// Interleaved rounds, of which the median is printed.
+    #[arg(default_value_t = 3)]
+    rounds: usize,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let count: usize = args.first().map_or(Ok(12), |a| a.parse())?;
-    let depth: u32 = args.get(1).map_or(Ok(16), |a| a.parse())?;
-    let rounds: usize = args.get(2).map_or(Ok(3), |a| a.parse())?;
+    let Args {
+        count,
+        depth,
+        rounds,
+        ..
+    } = Args::parse();
     let file = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/connect4/Test_L1_R2"

@@ -13,6 +13,7 @@
 
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use kibitz::engine::{
     Deadline, Game, Move, SearchLimits, SearchOptions, StopReason, TranspositionTable,
 };
@@ -21,30 +22,18 @@ use kibitz::games::connect4::Connect4;
 use kibitz::games::connect4::book::STANDARD_BOOK;
 use kibitz::games::connect4::solver::Solver;
 
+/// `connect4_opening`'s options.
+#[derive(Parser)]
 struct Args {
+    /// Random-play positions drawn for each disc count.
+    #[arg(long, default_value_t = 10)]
     per_count: usize,
+    /// The largest disc count drawn.
+    #[arg(long, default_value_t = 14)]
     max_discs: u32,
+    /// Each answer's budget.
+    #[arg(long, default_value_t = 100)]
     budget_ms: u64,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut parsed = Args {
-        per_count: 10,
-        max_discs: 14,
-        budget_ms: 100,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        let number = |v: &str| v.parse::<u64>().map_err(|e| format!("{flag}: {e}"));
-        match flag.as_str() {
-            "--per-count" => parsed.per_count = number(&value)? as usize,
-            "--max-discs" => parsed.max_discs = number(&value)? as u32,
-            "--budget-ms" => parsed.budget_ms = number(&value)?,
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(parsed)
 }
 
 /// A small reproducible generator (PCG's LCG step, top bits).
@@ -92,7 +81,7 @@ fn optimal_columns(game: &Connect4, table: &TranspositionTable) -> Vec<u32> {
 }
 
 fn main() -> Result<(), String> {
-    let args = parse_args()?;
+    let args = Args::parse();
     let reference_table = TranspositionTable::with_megabytes(64);
     let service_table = TranspositionTable::with_megabytes(64);
     let mut rng = Lcg(0x5EED_C4C4);

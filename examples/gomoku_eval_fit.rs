@@ -38,7 +38,7 @@
 //! most of their windows; `--max-train` takes the first N training positions (a learning
 //! curve). Prints the errors of the fit and of the weights in use, on the held-out games and
 //! on `--transfer`, and how widely the scores spread. The weights themselves are not printed:
-//! the engine has no windows (what the experiment found is in docs/benchmarks.md).
+//! the engine has no windows (what the experiment found is in docs/journal/gomoku.md).
 //!
 //! `cargo run --release --example gomoku_eval_fit -- blame GAMES.txt LABELS.txt`
 //! says where kibitz's games went wrong by the judge's scores, from labels of every ply

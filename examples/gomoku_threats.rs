@@ -25,7 +25,7 @@
 
 use std::time::Duration;
 
-use anyhow::Context;
+use clap::Parser;
 use kibitz::engine::{Game, Move, Outcome, SearchLimits, SearchOptions, Side, TranspositionTable};
 use kibitz::games::BoardGame;
 use kibitz::games::gomoku::vcf::{Vcf, VcfLimits};
@@ -64,41 +64,42 @@ fn loses_after(pos: &Gomoku, mv: Move, nodes: u64) -> bool {
     after.status() == kibitz::engine::Status::Ongoing && oracle_wins(&after, nodes)
 }
 
+/// `gomoku_threats`' options.
+#[derive(Parser)]
+struct Args {
+    /// Game record files, as `kibitz arena` writes them.
+    files: Vec<String>,
+    /// The time kibitz gets on each position.
+    #[arg(long, default_value_t = 200)]
+    ms: u64,
+    /// Nodes the oracle's threat search gets to say whether a position is won.
+    #[arg(long, default_value_t = 2_000_000)]
+    oracle_nodes: u64,
+    /// The start of kibitz's player name in the records.
+    #[arg(long, default_value = "kibitz")]
+    player: String,
+    /// For each defence position, print the opponent's threat win the oracle found.
+    #[arg(long)]
+    dump: bool,
+    /// Log the defence check (`kibitz::gomoku::defence=debug`) to stderr.
+    #[arg(long)]
+    trace: bool,
+}
+
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut ms = 200u64;
-    let mut oracle = 2_000_000u64;
-    let mut files = Vec::new();
-    let mut player = String::from("kibitz");
-    let mut dump = false;
-    let mut i = 0;
-    // A valued flag's value, or an error naming the flag (not a panic) when it has none.
-    let value = |i: usize| {
-        args.get(i + 1)
-            .with_context(|| format!("{} needs a value", args[i]))
-    };
-    while i < args.len() {
-        match args[i].as_str() {
-            "--ms" => {
-                ms = value(i)?.parse()?;
-                i += 1;
-            }
-            "--oracle-nodes" => {
-                oracle = value(i)?.parse()?;
-                i += 1;
-            }
-            "--player" => {
-                player.clone_from(value(i)?);
-                i += 1;
-            }
-            "--dump" => dump = true,
-            "--trace" => tracing_subscriber::fmt()
-                .with_writer(std::io::stderr)
-                .with_env_filter("kibitz::gomoku::defence=debug")
-                .init(),
-            file => files.push(file.to_string()),
-        }
-        i += 1;
+    let Args {
+        ms,
+        oracle_nodes: oracle,
+        player,
+        dump,
+        trace,
+        files,
+    } = Args::parse();
+    if trace {
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter("kibitz::gomoku::defence=debug")
+            .init();
     }
     let (mut attack_positions, mut attack_found) = (0, 0);
     let (mut defence_positions, mut defence_found) = (0, 0);

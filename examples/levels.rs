@@ -17,6 +17,8 @@
 
 use std::time::{Duration, Instant};
 
+use clap::Parser;
+
 use kibitz::engine::skill::{FULL_STRENGTH, SplitMix64};
 use kibitz::engine::{Move, SearchLimits, SearchOptions, Side, Status, TranspositionTable};
 use kibitz::games::Grid;
@@ -25,7 +27,7 @@ use kibitz::games::gomoku::Gomoku;
 use kibitz::games::tictactoe::TicTacToe;
 use kibitz::service::games::ServedGame;
 use kibitz::service::levels::{Style, search_at_level};
-use kibitz::tools::arena::wilson_interval;
+use kibitz::tools::arena::score_interval;
 
 /// A player: a level (1..=10) or the random mover.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,14 +52,51 @@ struct Settings {
     pairings: Vec<(Player, Player)>,
 }
 
-fn parse_player(text: &str) -> Player {
+/// A player as the command line writes it: a level `1`..=`10` or `random`.
+fn parse_player(text: &str) -> Result<Player, String> {
     if text == "random" {
-        return Player::Random;
+        return Ok(Player::Random);
     }
     match text.parse::<u8>() {
-        Ok(level) if (1..=FULL_STRENGTH).contains(&level) => Player::Level(level),
-        _ => panic!("a player is a level 1..=10 or `random`, not {text:?}"),
+        Ok(level) if (1..=FULL_STRENGTH).contains(&level) => Ok(Player::Level(level)),
+        _ => Err(format!(
+            "a player is a level 1..=10 or `random`, not {text:?}"
+        )),
     }
+}
+
+/// A pairing as the command line writes it: `A:B`, the first named first.
+fn parse_pairing(text: &str) -> Result<(Player, Player), String> {
+    let (a, b) = text
+        .split_once(':')
+        .ok_or_else(|| format!("a pairing is A:B, not {text:?}"))?;
+    Ok((parse_player(a)?, parse_player(b)?))
+}
+
+/// The games a level table can be made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum GameName {
+    Tictactoe,
+    Connect4,
+    Gomoku,
+}
+
+/// `levels`' options.
+#[derive(Parser)]
+struct Args {
+    /// Games a pairing, each opening twice with the colours swapped.
+    #[arg(long, default_value_t = 20)]
+    games: usize,
+    /// Time a move, for every level.
+    #[arg(long, default_value_t = 20)]
+    ms: u64,
+    /// The game (repeat for more); all three when none is given.
+    #[arg(long, value_enum)]
+    game: Vec<GameName>,
+    /// Only this pairing `A:B` (repeat for more), each a level 1..=10 or `random`; the whole
+    /// table when none is given.
+    #[arg(long, value_parser = parse_pairing)]
+    pairing: Vec<(Player, Player)>,
 }
 
 /// Plays one game; returns the first player's result: 1 win, 0.5 draw, 0 loss.
@@ -155,27 +194,6 @@ fn pairing<G: ServedGame>(
     (points, pairs * 2, wins, draws)
 }
 
-/// The 95% Wilson score interval of a score `p` over `n` games of which `wins` and `draws`
-/// (the rest lost). A draw is half a point, so a pairing with many draws varies less than one
-/// of wins and losses only: the interval is the arena's [`wilson_interval`] over the effective
-/// number of games `n * p(1-p) / variance` (the plain `n` when every game had the same result),
-/// so a row like 82 wins, 1890 draws, 28 losses is told apart from an even one. (The arena's
-/// own match scores keep the plain `n`, which is wider, so on the safe side, and hardly differs
-/// where draws are rare, as in gomoku; the levels tables are full of Connect-4 and tic-tac-toe
-/// draws.)
-fn wilson(p: f64, n: usize, wins: usize, draws: usize) -> (f64, f64) {
-    let games = n as f64;
-    let (w, d) = (wins as f64 / games, draws as f64 / games);
-    let l = 1.0 - w - d;
-    let variance = w * (1.0 - p).powi(2) + d * (0.5 - p).powi(2) + l * p.powi(2);
-    let n = if variance > 0.0 && p > 0.0 && p < 1.0 {
-        games * p * (1.0 - p) / variance
-    } else {
-        games
-    };
-    wilson_interval(p * n, n)
-}
-
 fn run<G: ServedGame>(label: &str, start: G, table_mb: usize, settings: &Settings) {
     println!(
         "\n### {label}: {} games per pairing, {} ms a move\n",
@@ -199,13 +217,14 @@ fn run<G: ServedGame>(label: &str, start: G, table_mb: usize, settings: &Setting
     }
     for (a, b) in rows {
         let (points, games, wins, draws) = pairing(&start, a, b, settings, table_mb, &mut seed);
-        let p = points / games as f64;
-        let (lo, hi) = wilson(p, games, wins, draws);
+        let losses = games - wins - draws;
+        let (p, lo, hi) = score_interval(wins as u64, draws as u64, losses as u64);
+        debug_assert_eq!(p, points / games as f64);
         println!(
             "| {} vs {} | {games} | {wins}-{draws}-{} | {p:.3} | {lo:.3}-{hi:.3} |",
             a.name(),
             b.name(),
-            games - wins - draws
+            losses
         );
     }
     println!("\n({label} took {:.0} s)", started.elapsed().as_secs_f64());
@@ -218,43 +237,27 @@ fn empty<G: ServedGame>(rows: usize, cols: usize) -> G {
 }
 
 fn main() {
-    let mut settings = Settings {
-        games: 20,
-        budget: Duration::from_millis(20),
-        pairings: Vec::new(),
+    let args = Args::parse();
+    let settings = Settings {
+        games: args.games,
+        budget: Duration::from_millis(args.ms),
+        pairings: args.pairing,
     };
-    let mut games: Vec<String> = Vec::new();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().expect("a value after the flag");
-        match arg.as_str() {
-            "--games" => settings.games = value().parse().expect("--games N"),
-            "--ms" => settings.budget = Duration::from_millis(value().parse().expect("--ms M")),
-            "--game" => games.push(value()),
-            "--pairing" => {
-                let text = value();
-                let (a, b) = text.split_once(':').expect("--pairing A:B");
-                settings.pairings.push((parse_player(a), parse_player(b)));
-            }
-            other => {
-                panic!("unknown argument {other}; use --games N --ms M --game NAME --pairing A:B")
-            }
-        }
-    }
-    if games.is_empty() {
-        games = vec!["tictactoe".into(), "connect4".into(), "gomoku".into()];
-    }
+    let games = if args.game.is_empty() {
+        vec![GameName::Tictactoe, GameName::Connect4, GameName::Gomoku]
+    } else {
+        args.game
+    };
     for game in games {
-        match game.as_str() {
-            "tictactoe" => run("tic-tac-toe", empty::<TicTacToe>(3, 3), 1, &settings),
-            "connect4" => run("Connect-4 7x6", empty::<Connect4>(6, 7), 16, &settings),
-            "gomoku" => run(
+        match game {
+            GameName::Tictactoe => run("tic-tac-toe", empty::<TicTacToe>(3, 3), 1, &settings),
+            GameName::Connect4 => run("Connect-4 7x6", empty::<Connect4>(6, 7), 16, &settings),
+            GameName::Gomoku => run(
                 "gomoku 15x15 free-style",
                 empty::<Gomoku>(15, 15),
                 16,
                 &settings,
             ),
-            other => panic!("unknown game {other}"),
         }
     }
 }

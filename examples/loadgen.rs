@@ -14,21 +14,33 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
+
+/// `loadgen`'s arguments, in order.
+#[derive(Parser)]
+struct Args {
+    /// The `POST /move` URL (loopback only).
+    url: String,
+    /// Requests a second.
+    rate: f64,
+    /// How long to send.
+    seconds: f64,
+    /// The JSON body of every request.
+    body: String,
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() != 5 {
-        eprintln!("usage: loadgen URL RATE SECONDS BODY");
-        std::process::exit(2);
-    }
-    let url = args[1].clone();
+    let Args {
+        url,
+        rate,
+        seconds,
+        body,
+    } = Args::parse();
     if !url.starts_with("http://127.") && !url.starts_with("http://localhost") {
         eprintln!("loadgen only targets the loopback interface");
         std::process::exit(2);
     }
-    let rate: f64 = args[2].parse()?;
-    let seconds: f64 = args[3].parse()?;
-    let body = args[4].clone();
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(1024)
         .build()?;

@@ -5,7 +5,7 @@
 //!
 //! One hand-written layer instead of the five generic ones it replaced, because each of those
 //! cost every request something this service did not need (measured with callgrind, see
-//! `benches/http_overhead.rs` and docs/benchmarks.md, "HTTP overhead"): tower-http's trace layer
+//! `benches/http_overhead.rs` and docs/journal/service.md, "HTTP overhead"): tower-http's trace layer
 //! made an info-level span and wrote an info-level log line per response (about a fifth of the
 //! instructions of a cached `/move`, and a `write` system call); `MakeRequestUuid` asked the
 //! kernel for 16 random bytes per request (a `getrandom` system call); the two `from_fn`
@@ -16,8 +16,9 @@
 //!
 //! The layer runs after routing (axum applies `Router::layer` to each route), so the route's
 //! template is known; it sits outside the panic catcher, so a panic's 500 is counted too.
-//! While the request is handled, its id is also in a task-local ([`current_request_id`]), so
-//! that an internal error's log line names the request without a span per request.
+//! An error response's log line ([`ErrorLog`]) is written here, naming the request. While the
+//! request is handled, its id is also in a task-local ([`current_request_id`]), so that the
+//! line of an error rendered into a body elsewhere (an SSE event) names it too.
 
 use std::cell::Cell;
 use std::convert::Infallible;
@@ -33,6 +34,7 @@ use axum::http::{HeaderName, HeaderValue, Response};
 use tower::{Layer, Service};
 use tracing::Instrument;
 
+use super::error::ErrorLog;
 use super::{Arrival, REQUEST_ID};
 use crate::service::metrics::{Metrics, RouteLabel, RouteLabels};
 
@@ -140,6 +142,9 @@ where
         let metrics = Arc::clone(&self.layer.metrics);
         let handled = async move {
             let Ok(mut response) = answer.instrument(span.clone()).await;
+            if let Some(log) = response.extensions_mut().remove::<ErrorLog>() {
+                log.write(&String::from_utf8_lossy(id.as_bytes()));
+            }
             let status = response.status().as_u16();
             let seconds = arrival.elapsed().as_secs_f64();
             metrics

@@ -1,9 +1,15 @@
 //! The API's one error type and its rendering as `application/problem+json` (RFC 9457).
 //!
 //! Every failure a client can see goes through [`ApiError`]: it picks the status, the problem
-//! `type` and `title`, and renders the body. Client mistakes are logged at debug level at most;
-//! internal causes are logged as errors here and never put in a response.
+//! `type` and `title`, and renders the body. Rendering logs nothing, as in axum's examples: the
+//! response carries an [`ErrorLog`] in its extensions, and the bookkeeping layer, which knows
+//! the request, writes it (client mistakes at debug level, internal causes as errors, never put
+//! in a response). A response turned into a body elsewhere (an SSE `error` event, a batch
+//! item's result) never reaches that layer: its `ErrorLog` is written when it is dropped, so
+//! every internal cause is logged exactly once either way.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::http::{HeaderValue, StatusCode, header};
@@ -224,22 +230,79 @@ struct Problem<'a> {
     members: Option<&'a serde_json::Map<String, serde_json::Value>>,
 }
 
+/// What an error response's log line says, carried in the response's extensions from
+/// [`ApiError::into_response`] to the bookkeeping layer ([`ErrorLog::write`]). Cheap to clone
+/// (extensions must be); the line is written once, by `write` or, failing that, when the last
+/// clone is dropped.
+#[derive(Clone)]
+pub struct ErrorLog(Arc<PendingLog>);
+
+struct PendingLog {
+    what: LogLine,
+    written: AtomicBool,
+}
+
+enum LogLine {
+    /// A 500's cause: an error, never shown to the client.
+    Internal(String),
+    /// A refusal of the client's request: debug level (made only when that level is on).
+    Refused { status: u16, detail: String },
+}
+
+impl ErrorLog {
+    fn new(what: LogLine) -> Self {
+        ErrorLog(Arc::new(PendingLog {
+            what,
+            written: AtomicBool::new(false),
+        }))
+    }
+
+    /// Writes the line, naming the request `request_id`, unless it was written already.
+    pub fn write(&self, request_id: &str) {
+        if !self.0.written.swap(true, Ordering::Relaxed) {
+            self.0.what.write(request_id);
+        }
+    }
+}
+
+impl LogLine {
+    fn write(&self, request_id: &str) {
+        match self {
+            LogLine::Internal(cause) => {
+                tracing::error!(cause = %cause, request_id = %request_id, "internal error");
+            }
+            LogLine::Refused { status, detail } => {
+                tracing::debug!(error = %detail, status, request_id = %request_id, "request refused");
+            }
+        }
+    }
+}
+
+impl Drop for PendingLog {
+    /// The line of a response that never reached the bookkeeping layer.
+    fn drop(&mut self) {
+        if !*self.written.get_mut() {
+            let request_id = super::bookkeeping::current_request_id();
+            self.what.write(request_id.as_deref().unwrap_or("-"));
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status_code();
-        let detail = match &self {
-            ApiError::Internal(cause) => {
-                let request_id = super::bookkeeping::current_request_id();
-                tracing::error!(
-                    cause = %cause,
-                    request_id = %request_id.as_deref().unwrap_or("-"),
-                    "internal error"
-                );
-                "the server failed to answer; the cause is logged".to_owned()
-            }
+        let (detail, log) = match &self {
+            ApiError::Internal(cause) => (
+                "the server failed to answer; the cause is logged".to_owned(),
+                Some(LogLine::Internal(cause.clone())),
+            ),
             other => {
-                tracing::debug!(error = %other, status = status.as_u16(), "request refused");
-                other.to_string()
+                let detail = other.to_string();
+                let log = tracing::enabled!(tracing::Level::DEBUG).then(|| LogLine::Refused {
+                    status: status.as_u16(),
+                    detail: detail.clone(),
+                });
+                (detail, log)
             }
         };
         let (kind, title) = self.kind();
@@ -280,6 +343,9 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        if let Some(what) = log {
+            response.extensions_mut().insert(ErrorLog::new(what));
         }
         response
     }
@@ -361,5 +427,77 @@ impl From<ServiceError> for ApiError {
             }
             ServiceError::NoMove => ApiError::Internal("the search returned no move".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A log sink for one test's subscriber.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("the sink").extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// What `run` logs at debug level and above.
+    fn logged(run: impl FnOnce()) -> String {
+        let lines = Lines::default();
+        let sink = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(move || sink.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, run);
+        let bytes = lines.0.lock().expect("the sink").clone();
+        String::from_utf8(bytes).expect("text")
+    }
+
+    #[test]
+    fn rendering_logs_nothing_and_the_layer_writes_the_line_once() {
+        let text = logged(|| {
+            let mut response = ApiError::Internal("the disk is on fire".into()).into_response();
+            let log = response
+                .extensions_mut()
+                .remove::<ErrorLog>()
+                .expect("an ErrorLog on a 500");
+            assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+            log.write("req-1");
+            log.clone().write("req-1");
+            drop(log);
+        });
+        assert_eq!(text.matches("internal error").count(), 1, "{text}");
+        assert!(
+            text.contains("the disk is on fire") && text.contains("req-1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_response_turned_into_a_body_elsewhere_is_logged_when_dropped() {
+        let text = logged(|| {
+            // As `sse::error_event` does: the body taken, the rest dropped.
+            let response = ApiError::Internal("no worker answered".into()).into_response();
+            let (_parts, _body) = response.into_parts();
+        });
+        assert_eq!(text.matches("internal error").count(), 1, "{text}");
+        assert!(text.contains("no worker answered"), "{text}");
+        let refused = logged(|| drop(ApiError::bad_request("/board", "no rows").into_response()));
+        assert!(
+            refused.contains("request refused") && !refused.contains("ERROR"),
+            "{refused}"
+        );
     }
 }

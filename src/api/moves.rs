@@ -1,7 +1,7 @@
 //! `POST /move`: the request body and the handler. The answer's body is
 //! [`super::move_response`]'s, a streamed answer [`super::stream`]'s.
 //!
-//! Implements the "API" section of the service issue; openapi.yaml's `MoveRequest` is the
+//! Implements `POST /move` of docs/api.md, "Asking for a move"; openapi.yaml's `MoveRequest` is the
 //! contract the request type must stay in step with.
 
 use std::future::Future;

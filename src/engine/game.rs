@@ -108,7 +108,7 @@ pub enum Status {
 ///
 /// Required methods are the rules; provided methods are hooks a game may override where it knows
 /// better than brute force. Every hook must keep the game value unchanged: the search relies on
-/// that to stay exact (`tests/search_equivalence.rs` checks it against plain minimax).
+/// that to stay exact (`tests/it/search_equivalence.rs` checks it against plain minimax).
 pub trait Game: Clone + Send + Sync + 'static {
     /// One more than the largest move code this position can produce (sizes history tables).
     fn move_space(&self) -> usize;

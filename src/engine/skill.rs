@@ -46,7 +46,7 @@ pub const DECISIVE_UNITS: f64 = 4.0;
 /// budget, the softmax temperature in units, and the blunder probability. A game may bring its
 /// own (`ServedGame::SKILL_LEVELS`); every table must pass [`levels_in_order`]. Measured, not
 /// guessed: `cargo run --release --example levels` plays each level against the next and
-/// against full strength (docs/api.md, "Strength levels"; figures in docs/benchmarks.md).
+/// against full strength (docs/api.md, "Strength levels"; figures in docs/figures.md).
 pub type LevelTable = [(u32, f64, f64, f64); 9];
 
 /// The levels of most games. The shares grow by about 1.3x a level up to 5 and 1.7x above,

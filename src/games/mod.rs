@@ -252,7 +252,7 @@ pub trait BoardGame: Game + Debug {
 
     /// Whether [`BoardGame::think`] plays better with a helper thread
     /// (`SearchOptions::helper_threads`) when the service has an idle core: gomoku's threat
-    /// search does (docs/benchmarks.md, "Lazy SMP"). The others search on one thread, which
+    /// search does (docs/journal/search.md, "Lazy SMP"). The others search on one thread, which
     /// keeps their node counts those of one search.
     const SPARE_CORE_HELPS: bool = false;
 

@@ -37,8 +37,8 @@ pub trait ServedGame: BoardGame {
 
     /// Nodes per millisecond of `budget_ms` a deterministic search gets when no `max_nodes` is
     /// given: a fixed rate (the same on every replica), a fraction of what this machine
-    /// searches, so the node limit rather than the clock ends the search (README, "Reproducible
-    /// answers").
+    /// searches, so the node limit rather than the clock ends the search (docs/api.md,
+    /// "Deterministic answers").
     const DETERMINISTIC_NODES_PER_MS: u64 = 100;
 
     /// How a review marks a played move's heuristic score loss (a proven loss is marked by
@@ -433,7 +433,7 @@ impl ServedGame for Connect4 {
 impl ServedGame for Gomoku {
     /// Chosen when the evaluation's tempo term (the value of having the move) was 39; the refit
     /// made it 119 / 16, about 7, and the gomoku levels were calibrated before the refit, so 40
-    /// is kept as calibrated (docs/benchmarks.md, "Strength levels"), not as a tempo.
+    /// is kept as calibrated (docs/journal/search.md, "Strength levels"), not as a tempo.
     const SKILL_UNIT: crate::engine::Score = 40;
     const DETERMINISTIC_NODES_PER_MS: u64 = 80;
     const REVIEW_THRESHOLDS: Thresholds = Thresholds {

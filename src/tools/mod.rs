@@ -3,8 +3,8 @@
 //! `kibitz arena` plays gomoku matches ([`arena`]), `kibitz pbrain` speaks the Gomocup piskvork
 //! protocol on stdin/stdout ([`pbrain`]), and `kibitz connect4-book` derives the Connect-4
 //! book's shallow layer ([`connect4_book`]). They are research and maintenance instruments: nothing that serves
-//! a request (`api`, `service`, `server`) imports this module, and `.ci/run` checks that it stays
-//! so. The tools reach the games and the engine as any caller would, through their public API.
+//! a request (`api`, `service`, `server`) imports this module, and `tests/it/docs/layering.rs`
+//! checks that it stays so. The tools reach the games and the engine as any caller would, through their public API.
 //! They stay in the library (not a second binary or crate) because the integration tests, the
 //! benches and the examples drive the arena's parts directly, and in the one binary because the
 //! docs, the tests and piskvork managers start them as `kibitz <command>`.

@@ -24,7 +24,7 @@ const SAFETY_MS: u64 = 25;
 /// Largest table a session allocates, whatever `max_memory` allows (MiB).
 const MAX_TABLE_MB: usize = 64;
 /// Most search threads a session runs, whatever `thread_num` asks (a bound on what a manager
-/// can make it spawn; only one helper has been measured, docs/benchmarks.md).
+/// can make it spawn; only one helper has been measured, docs/journal/search.md).
 pub const MAX_THREADS: usize = 8;
 
 /// Session state of one piskvork conversation.

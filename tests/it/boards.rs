@@ -26,3 +26,47 @@ pub fn board15(stones: &[(usize, usize, char)]) -> Vec<String> {
 pub fn quiet_opening() -> Vec<String> {
     board15(&[(7, 7, 'X'), (8, 8, 'O')])
 }
+
+/// The rows of a `size` x `size` board that is empty but for `window`: its lines (blank ones and
+/// the indentation skipped) are rows `top`, `top + 1`, ... written from the left edge, each
+/// padded with empty cells on the right. A test writes the rows that hold its position and says
+/// where they stand, not the empty rows around them; a string rather than an array, so that the
+/// rows stay one under the other whatever the formatter does. Any character is kept (a test may
+/// mark a cell with `*`).
+pub fn window(size: usize, top: usize, window: &str) -> Vec<String> {
+    let lines: Vec<&str> = window
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    assert!(
+        top + lines.len() <= size && lines.iter().all(|row| row.chars().count() <= size),
+        "a window of {} rows from row {top} does not fit a {size}x{size} board",
+        lines.len()
+    );
+    let mut rows = vec![".".repeat(size); size];
+    for (row, text) in rows[top..].iter_mut().zip(lines) {
+        *row = format!("{text:.<size$}");
+    }
+    rows
+}
+
+#[test]
+fn a_window_stands_where_it_is_told_and_the_rest_is_empty() {
+    let rows = window(
+        5,
+        2,
+        "
+        X.O
+        ..*.X
+        ",
+    );
+    assert_eq!(rows, [".....", ".....", "X.O..", "..*.X", "....."]);
+    assert_eq!(window(3, 0, ""), ["...", "...", "..."]);
+}
+
+#[test]
+#[should_panic(expected = "does not fit")]
+fn a_window_that_does_not_fit_is_refused() {
+    window(3, 2, "X\nO");
+}

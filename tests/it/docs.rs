@@ -1,9 +1,17 @@
-//! The documents (`README.md` and `docs/*.md`) kept true where a machine can tell:
+//! The documents (`README.md` and every page under `docs/`) kept true where a machine can tell:
 //!
 //! - every relative link (`[text](path)`, `![alt](path)`, with or without `#anchor`) names a
 //!   file or folder of the repository, and its anchor a heading of the document it names;
 //! - every repository path written in code (inline or in a fenced block: `src/...`,
-//!   `tests/...`, `benches/...`, `examples/...`, `docs/...`, `deploy/...`, `.ci/...`) exists;
+//!   `tests/...`, `benches/...`, `examples/...`, `docs/...`, `deploy/...`, `.ci/...`) exists,
+//!   and every anchor written out there (`docs/api.md#seeds`) names a heading and every module path of the
+//!   crate (`engine::search`) a module;
+//! - every section named in words (`[operations, "Memory"]`, `docs/api.md, "Strength levels"`,
+//!   `see "Openings"`) is a heading of its document, and no issue tracker a reader cannot see
+//!   is named (`references`);
+//! - the same for the comments of the code (`comments`): the paths, anchors and sections that
+//!   `//`, `///` and `//!` lines of `src/`, `tests/`, `benches/` and `examples/` name;
+//! - every "never" of docs/architecture.md's layers holds in `src/` (`layering`);
 //! - every `curl` example in a `sh`/`bash` block aimed at the local server (`localhost:8080` or
 //!   `127.0.0.1:8080`) is parsed here, in Rust (method, `-H` headers, `-d`/`--data` body, URL:
 //!   no `curl` is needed), sent to a server on a free port, and must get no 5xx, and the status
@@ -20,6 +28,10 @@ use std::time::Duration;
 use crate::service::common::*;
 use kibitz::config::Config;
 
+mod comments;
+mod layering;
+mod references;
+
 /// The top-level folders whose paths the documents cite.
 const REPOSITORY_FOLDERS: [&str; 7] = [
     "src/",
@@ -35,18 +47,23 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `README.md` and every `docs/*.md`, as (path from the root, text).
+/// `README.md` and every markdown page under `docs/` (the journal's included), as (path from
+/// the root, text).
 fn documents() -> Vec<(String, String)> {
-    let mut names = vec!["README.md".to_owned()];
-    let mut pages: Vec<String> = std::fs::read_dir(root().join("docs"))
-        .expect("a docs/ folder")
-        .map(|entry| entry.expect("a docs/ entry").file_name())
-        .filter_map(|name| name.into_string().ok())
-        .filter(|name| name.ends_with(".md"))
-        .map(|name| format!("docs/{name}"))
-        .collect();
-    pages.sort();
-    names.extend(pages);
+    fn pages(folder: &Path, into: &mut Vec<String>) {
+        for entry in std::fs::read_dir(root().join(folder)).expect("a docs/ folder") {
+            let name = folder.join(entry.expect("a docs/ entry").file_name());
+            if root().join(&name).is_dir() {
+                pages(&name, into);
+            } else if name.extension().is_some_and(|e| e == "md") {
+                into.push(name.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let mut names = Vec::new();
+    pages(Path::new("docs"), &mut names);
+    names.sort();
+    names.insert(0, "README.md".to_owned());
     names
         .into_iter()
         .map(|name| {
@@ -68,6 +85,21 @@ struct Parsed {
     shell: Vec<(usize, String)>,
     /// The anchors of the headings, as GitHub makes them.
     anchors: HashSet<String>,
+    /// The headings' texts, for sections named in words.
+    headings: Vec<String>,
+    /// The text outside code (fenced blocks and inline spans), with a line break where the
+    /// document has one.
+    prose: String,
+    /// The document's line of each line of `prose`.
+    prose_lines: Vec<usize>,
+}
+
+impl Parsed {
+    /// The document's line of a byte offset in `prose`.
+    fn line_of(&self, offset: usize) -> usize {
+        let newlines = self.prose[..offset].matches('\n').count();
+        self.prose_lines.get(newlines).copied().unwrap_or(0)
+    }
 }
 
 fn parse_markdown(text: &str) -> Parsed {
@@ -99,6 +131,7 @@ fn parse_markdown(text: &str) -> Parsed {
             continue;
         }
         if let Some(heading) = heading_text(trimmed) {
+            parsed.headings.push(heading.to_owned());
             let slug = slug(heading);
             let count = seen.entry(slug.clone()).or_insert(0);
             parsed.anchors.insert(if *count == 0 {
@@ -159,6 +192,8 @@ fn parse_markdown(text: &str) -> Parsed {
             .push((line_of(start, &outside), target.to_owned()));
         search = end;
     }
+    parsed.prose = outside;
+    parsed.prose_lines = prose_lines;
     parsed
 }
 
@@ -213,7 +248,11 @@ fn repository_paths(code: &str) -> Vec<String> {
                 .any(|folder| run.starts_with(folder))
         })
         .map(|run| {
-            let run = run.split('*').next().unwrap_or(run);
+            // A glob names its folder: `examples/gomoku_*` names `examples/`.
+            let run = match run.split_once('*') {
+                Some((before, _)) => &before[..before.rfind('/').map_or(0, |i| i + 1)],
+                None => run,
+            };
             run.trim_end_matches(['.', '-']).to_owned()
         })
         .collect()
@@ -268,8 +307,39 @@ fn unresolved(document: &str, parsed: &Parsed, others: &[(String, Parsed)]) -> V
                 problems.push(format!("{document}:{line}: `{path}` does not exist"));
             }
         }
+        let found = references::missing_anchors(code, others)
+            .into_iter()
+            .chain(references::missing_modules(code));
+        for (offset, what) in found {
+            let line = line + code[..offset].matches('\n').count();
+            problems.push(format!("{document}:{line}: {what}"));
+        }
+    }
+    let in_words = references::missing_sections(&parsed.prose, Some(document), others)
+        .into_iter()
+        .chain(references::tracker_references(&parsed.prose));
+    for (offset, what) in in_words {
+        problems.push(format!("{document}:{}: {what}", parsed.line_of(offset)));
     }
     problems
+}
+
+/// Every `.rs` file under `folder` (none when it does not exist), in a stable order.
+fn rust_files(folder: &Path, into: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries
+        .map(|entry| entry.expect("a folder entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
 }
 
 /// `a/b/../c` as `a/c`, so that a link out of `docs/` resolves against the root.

@@ -71,7 +71,7 @@ fn assert_defends(position: &str, recorded: (usize, usize), min_plies: u32) {
 }
 
 /// The deepest of the defences. When `think` began to pass it, and how reliably:
-/// docs/benchmarks.md, "The 31-ply defence test".
+/// docs/journal/gomoku.md, "The 31-ply defence test".
 #[test]
 fn a_31_ply_threat_win_is_seen_and_defended() {
     // Gomocup opening 1, kibitz black: 6,4 let white win by threats in 31 plies.

@@ -12,15 +12,17 @@ use kibitz::games::gomoku::vct::{self, Vct, VctLimits};
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
 use kibitz::service::games::parse_gomoku_rules;
 
+use crate::boards::window;
+
 const SIZE: usize = 15;
 
 /// A 15x15 board from rows laid at its top-left: `X` black, `O` white, `*` the point asked
 /// about (empty). Returns the cells (`0`/`1`/`2`) and the asked cell.
-fn board(rows: &[&str]) -> (Vec<u8>, usize) {
+fn board<S: AsRef<str>>(rows: &[S]) -> (Vec<u8>, usize) {
     let mut cells = vec![0u8; SIZE * SIZE];
     let mut asked = usize::MAX;
     for (r, row) in rows.iter().enumerate() {
-        for (c, ch) in row.chars().enumerate() {
+        for (c, ch) in row.as_ref().chars().enumerate() {
             let cell = r * SIZE + c;
             match ch {
                 'X' => cells[cell] = 1,
@@ -293,14 +295,11 @@ fn black_making_six_under_renju_is_no_win_and_not_played() {
 #[test]
 fn the_engine_never_plays_a_forbidden_point_as_black() {
     // The double-three point is the obvious attacking move; under renju it is forbidden.
-    let (mut cells, asked) = board(&[
-        "...............",
-        "...............",
-        "....X..........",
-        "....X..........",
-        "..XX*..........",
-        "...............",
-    ]);
+    let rows = "
+        ....X..........
+        ....X..........
+        ..XX*..........";
+    let (mut cells, asked) = board(&window(15, 2, rows));
     // White stones elsewhere so the counts look like a game.
     for cell in [10 * SIZE + 10, 11 * SIZE + 12, 12 * SIZE + 9] {
         cells[cell] = 2;
@@ -407,23 +406,17 @@ fn assert_legal_winning_line(p: &Gomoku, line: &[Move]) {
 fn black_finds_a_vcf_under_renju_and_plays_it() {
     // A four on row 5 forces white to (5,8); then (8,8) is a four-three (allowed in renju):
     // the column four and the diagonal/row threes win. Every black move of the line is legal.
-    let (cells, _) = board(&[
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        ".....XXX.......",
-        "...............",
-        "........X......",
-        "........X......",
-        "........X......",
-        "...............",
-        "...............",
-        "...O.O.O.O.O...",
-        "...........O...",
-        "...............",
-    ]);
+    let rows = "
+        .....XXX.......
+        ...............
+        ........X......
+        ........X......
+        ........X......
+        ...............
+        ...............
+        ...O.O.O.O.O...
+        ...........O...";
+    let (cells, _) = board(&window(15, 5, rows));
     let p = position_with(&cells, GomokuRules::renju(), Side::First);
     let line = vcf_line(&p).expect("black's VCF under renju");
     assert_legal_winning_line(&p, &line);
@@ -438,22 +431,18 @@ fn black_finds_a_vcf_under_renju_and_plays_it() {
 /// Black's double four at (7,7): a win in one move in free-style, forbidden in renju, where
 /// black has no other forced win.
 fn double_four_board() -> (Vec<u8>, usize) {
-    board(&[
-        "...............",
-        "...............",
-        "...............",
-        ".......O.......",
-        ".......X.......",
-        ".......X.......",
-        ".......X.......",
-        "...OXXX*.......",
-        "...............",
-        "...............",
-        "...............",
-        "...........O...",
-        "............O..",
-        "...............",
-    ])
+    let rows = "
+        .......O.......
+        .......X.......
+        .......X.......
+        .......X.......
+        ...OXXX*.......
+        ...............
+        ...............
+        ...............
+        ...........O...
+        ............O..";
+    board(&window(15, 3, rows))
 }
 
 #[test]
@@ -489,21 +478,18 @@ fn a_vcf_whose_key_move_is_a_forbidden_double_four_is_not_reported_under_renju()
 /// White to move: the diagonal three (3,3)-(5,5), closed by black at (2,2), becomes a four at
 /// (6,6) whose only block (7,7) is a double three for black.
 fn forbidden_block_board() -> (Vec<u8>, usize) {
-    board(&[
-        "...............",
-        "...............",
-        "..X............",
-        "...O...........",
-        "....O..X.......",
-        ".....O.X.......",
-        "...............",
-        ".....XX*.......",
-        "...............",
-        "...............",
-        "...............",
-        "..........O....",
-        "...............",
-    ])
+    let rows = "
+        ..X............
+        ...O...........
+        ....O..X.......
+        .....O.X.......
+        ...............
+        .....XX*.......
+        ...............
+        ...............
+        ...............
+        ..........O....";
+    board(&window(15, 2, rows))
 }
 
 #[test]

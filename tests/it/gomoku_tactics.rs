@@ -12,7 +12,9 @@ use kibitz::games::{BoardGame, Grid};
 use kibitz::tools::arena::{parse_moves, play_moves};
 use proptest::prelude::*;
 
-fn position(rows: &[&str]) -> Gomoku {
+use crate::boards::window;
+
+fn position<S: AsRef<str>>(rows: &[S]) -> Gomoku {
     let grid = Grid::parse(rows, 25).expect("grid");
     Gomoku::from_grid(&grid, None, &GomokuRules::default()).expect("position")
 }
@@ -57,23 +59,10 @@ fn assert_forced_fours(mut p: Gomoku, line: &[Move]) {
 
 #[test]
 fn win_in_one_is_played_even_when_the_opponent_has_a_four() {
-    let p = position(&[
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "....XXXX.......",
-        "....OOOO.......",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-    ]);
+    let rows = "
+        ....XXXX.......
+        ....OOOO.......";
+    let p = position(&window(15, 5, rows));
     let report = think(&p);
     assert!([at(&p, 5, 3), at(&p, 5, 8)].contains(&report.best_move.unwrap()));
     let proof = report.proof.unwrap();
@@ -82,23 +71,15 @@ fn win_in_one_is_played_even_when_the_opponent_has_a_four() {
 
 #[test]
 fn a_four_of_the_opponent_is_blocked() {
-    let p = position(&[
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...XOOOO.......",
-        "...............",
-        ".......X.......",
-        "......X........",
-        "...............",
-        "...............",
-        "............X..",
-        "...............",
-        "...............",
-        "...............",
-    ]);
+    let rows = "
+        ...XOOOO.......
+        ...............
+        .......X.......
+        ......X........
+        ...............
+        ...............
+        ............X..";
+    let p = position(&window(15, 5, rows));
     assert_eq!(think(&p).best_move, Some(at(&p, 5, 8)));
 }
 
@@ -106,23 +87,13 @@ fn a_four_of_the_opponent_is_blocked() {
 fn facing_an_open_four_on_a_big_board_the_loss_is_proven_and_one_end_blocked() {
     // O to move; X's open four has two completion cells, so any block loses in two plies. On
     // 15x15 the main search prunes: its loss must still be confirmed and reported.
-    let p = position(&[
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "....XXXX.......",
-        "...............",
-        "...O.O.........",
-        "...............",
-        "......O........",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-    ]);
+    let rows = "
+        ....XXXX.......
+        ...............
+        ...O.O.........
+        ...............
+        ......O........";
+    let p = position(&window(15, 5, rows));
     let report = think(&p);
     assert!([at(&p, 5, 3), at(&p, 5, 8)].contains(&report.best_move.unwrap()));
     let proof = report.proof.expect("a proven loss");
@@ -132,23 +103,14 @@ fn facing_an_open_four_on_a_big_board_the_loss_is_proven_and_one_end_blocked() {
 
 #[test]
 fn an_open_three_becomes_an_open_four_and_wins_in_three_plies() {
-    let p = position(&[
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        "......O.O......",
-        "....XXX........",
-        "...............",
-        "...............",
-        "...............",
-        ".........O.....",
-        "...............",
-        "...............",
-        "...............",
-    ]);
+    let rows = "
+        ......O.O......
+        ....XXX........
+        ...............
+        ...............
+        ...............
+        .........O.....";
+    let p = position(&window(15, 6, rows));
     let report = think(&p);
     assert!([at(&p, 7, 3), at(&p, 7, 7)].contains(&report.best_move.unwrap()));
     let proof = report.proof.unwrap();
@@ -158,23 +120,17 @@ fn an_open_three_becomes_an_open_four_and_wins_in_three_plies() {
 #[test]
 fn a_four_three_wins_in_five_plies() {
     // (7,7) makes a four down column 7 and an open three along row 7.
-    let p = position(&[
-        "...............",
-        "...............",
-        "...............",
-        ".......O.......",
-        ".......X.......",
-        ".......X.......",
-        ".......X.......",
-        ".....XX........",
-        "...............",
-        "..O............",
-        "..........O....",
-        "...O.....O.....",
-        "...............",
-        "...............",
-        "...............",
-    ]);
+    let rows = "
+        .......O.......
+        .......X.......
+        .......X.......
+        .......X.......
+        .....XX........
+        ...............
+        ..O............
+        ..........O....
+        ...O.....O.....";
+    let p = position(&window(15, 3, rows));
     let report = think(&p);
     assert_eq!(report.best_move, Some(at(&p, 7, 7)));
     let proof = report.proof.unwrap();
@@ -184,23 +140,15 @@ fn a_four_three_wins_in_five_plies() {
 
 #[test]
 fn a_vcf_of_three_fours_is_found_and_proven() {
-    let p = position(&[
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-        ".......X.X.....",
-        ".........O.....",
-        ".........O.....",
-        ".....O.X.O.....",
-        ".....OXXX..OO..",
-        ".....O.........",
-        "....XX.........",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-    ]);
+    let rows = "
+        .......X.X.....
+        .........O.....
+        .........O.....
+        .....O.X.O.....
+        .....OXXX..OO..
+        .....O.........
+        ....XX.........";
+    let p = position(&window(15, 4, rows));
     let report = think(&p);
     let proof = report.proof.unwrap();
     assert_eq!((proof.outcome, proof.plies_to_end), (Outcome::Win, 7));
@@ -210,23 +158,16 @@ fn a_vcf_of_three_fours_is_found_and_proven() {
 
 #[test]
 fn a_vcf_of_four_fours_is_found_and_proven() {
-    let p = position(&[
-        "...............",
-        "...............",
-        "...............",
-        ".............O.",
-        "..........X....",
-        ".......O..O..X.",
-        "....OX....OO...",
-        ".......XOX.....",
-        "......XO.OO....",
-        "......X..X.....",
-        ".....X..X......",
-        "...............",
-        "...............",
-        "...............",
-        "...............",
-    ]);
+    let rows = "
+        .............O.
+        ..........X....
+        .......O..O..X.
+        ....OX....OO...
+        .......XOX.....
+        ......XO.OO....
+        ......X..X.....
+        .....X..X......";
+    let p = position(&window(15, 3, rows));
     let report = think(&p);
     let proof = report.proof.unwrap();
     assert_eq!(proof.outcome, Outcome::Win);

@@ -128,7 +128,7 @@ async fn a_forged_winning_move_on_an_occupied_cell_is_refused_counted_and_search
     let (status, first, _) = a.post_move(&request).await;
     assert_eq!(status, 200, "{first}");
     wait_for_keys(&redis, 1).await;
-    // The value, written as `redis-cli SET` would: the best move on the occupied cell,
+    // A forged value, written as `redis-cli SET` would: the best move on the occupied cell,
     // a win on the next ply, under the exact key a replica wrote.
     let key = only_key(&redis);
     let mut forged = stored_value(&redis, &key);

@@ -134,7 +134,7 @@ pub fn describe(flat: &[i32]) -> String {
 /// in win-probability space (logistic scale 200) with the positions Rapfi calls a mate left out
 /// (the threat judgement and the search own those). On the 524 held-out positions the error is
 /// 0.0192 against 0.0244 for the 30 weights before (fitted to 3,444 positions without the
-/// level pairs) and 0.0463 for a constant. In play against Carbon-Gomoku: docs/benchmarks.md,
+/// level pairs) and 0.0463 for a constant. In play against Carbon-Gomoku: docs/journal/gomoku.md,
 /// "The refitted evaluation". Zeros are classes the data never showed (a mover's five is a win
 /// the search sees before any evaluation).
 pub const WEIGHTS: Weights = Weights {

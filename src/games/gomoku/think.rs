@@ -167,7 +167,7 @@ impl Gomoku {
             let left = deadline.map(|d| d.saturating_duration_since(check_start));
             let verdict = self.opponent_threat_after(best, &mut check);
             // How often this check is cut short is what decides whether the defence can act
-            // (docs/benchmarks.md, "Against Rapfi directly"); `gomoku_threats --trace` shows it.
+            // (docs/journal/gomoku.md, "Against Rapfi directly"); `gomoku_threats --trace` shows it.
             tracing::debug!(
                 target: "kibitz::gomoku::defence",
                 started_ms = (check_start - start).as_secs_f64() * 1e3,
