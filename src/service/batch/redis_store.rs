@@ -2,20 +2,36 @@
 //! consumer group, and a hash per batch for its state and one for its results.
 //!
 //! - `kibitz:batch:v1:queue:{high,normal,low}`: one entry per item (`batch`, `index`, `total`,
-//!   `item`, `budget_ms`), read by the group `kibitz` with `XREADGROUP` (each entry goes to one
+//!   `budget_ms`, `work_ms`, `item`), read by the group `kibitz` with `XREADGROUP` (each entry goes to one
 //!   consumer, a replica), and taken over from a consumer that held it longer than the idle
 //!   timeout with `XAUTOCLAIM`, which counts the hand-outs (the attempts, read with
 //!   `XPENDING`). A consumer working on an item claims it again (`XCLAIM ... JUSTID`) every
 //!   third of the idle timeout, so a long item is never taken over from a live replica.
-//! - `kibitz:batch:v1:{id}`: the batch (`total`, `client`, `cancelled`, `started`).
+//! - `kibitz:batch:v1:{id}`: the batch (`total`, `client`, `cancelled`, `started`,
+//!   `result_bytes`).
 //! - `kibitz:batch:v1:{id}:results`: index → result JSON, written with `HSETNX`, so each
 //!   index has one result whoever ran it, and only then the entry acknowledged and deleted
-//!   (`XACK`, `XDEL`, in the same `MULTI`).
+//!   (`XACK`, `XDEL`, in the same script). A cancelled or expired batch takes no more results.
 //! - `kibitz:batch:v1:client:{client}`: the ids of a client's batches, for the in-flight limit
 //!   (checked and then written in two steps: replicas racing can let a client exceed it by
 //!   the batches submitted at the same instant).
 //!
-//! Both hashes expire `KIBITZ_BATCH_RESULT_TTL_S` after the batch's last result. Consumers
+//! - `kibitz:batch:v1:usage`: what every client's batches hold together (`items`,
+//!   `queued_bytes`, `work_ms` of the queued items, `result_bytes` of the kept results),
+//!   checked and raised in one script before a batch is written, lowered by the script that
+//!   deletes an entry (only when `XDEL` deleted it, so never twice) and by the sweep.
+//! - `kibitz:batch:v1:expiry`: batch id → when it expires (ms since the epoch): created,
+//!   and pushed back `KIBITZ_BATCH_RESULT_TTL_S` at each result.
+//!
+//! **No batch key has a TTL.** The manifest's Redis evicts with `volatile-lru`, which only
+//! ever evicts keys with a TTL: the answer cache's. So batch data is never evicted (an
+//! accepted batch is never a 404 before its time), and what it takes from the cache is bounded
+//! by `KIBITZ_BATCH_MAX_STORED_BYTES`, checked before every batch is written. A replica
+//! sweeps expired batches every second (the expiry set, 200 at a time) and, when the
+//! streams are empty, resets the queued counts (so a count that drifted, an entry deleted by
+//! hand, heals). The scripts name keys they build; this is a single Redis, not a cluster.
+//!
+//! Consumers
 //! block in `XREADGROUP` on a connection of their own, so that the blocking read never holds
 //! up the other calls; both connections are the `redis` crate's `ConnectionManager`, which
 //! reconnects by itself; a Redis that restarted without its data loses the group, which is
@@ -31,8 +47,8 @@ use redis::Value;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::{
-    BatchError, BatchSettings, BatchState, BatchStore, BatchView, Delivery, Handle, NewBatch,
-    Priority, QueueDepth,
+    BatchError, BatchSettings, BatchState, BatchStore, BatchView, Bound, Delivery, Handle,
+    NewBatch, Priority, QueueDepth, Usage, stored_bytes,
 };
 use crate::service::shared_cache::{Endpoint, SharedCacheError, endpoint};
 
@@ -58,6 +74,98 @@ fn results_key(id: &str) -> String {
 fn client_key(client: &str) -> String {
     format!("{PREFIX}:client:{client}")
 }
+
+fn usage_key() -> String {
+    format!("{PREFIX}:usage")
+}
+
+fn expiry_key() -> String {
+    format!("{PREFIX}:expiry")
+}
+
+/// Milliseconds since the epoch, `after` from now.
+fn epoch_ms(after: Duration) -> u64 {
+    (std::time::SystemTime::now() + after)
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Checks a batch against the bounds over every client and, if it keeps them, counts it.
+/// `KEYS[1]` usage; `ARGV` the batch's items, bytes and work, then the three limits. Answers
+/// 0, or the [`Bound`] code (1 items, 2 bytes, 3 work) it would pass.
+const RESERVE: &str = r"
+local u = redis.call('HMGET', KEYS[1], 'items', 'queued_bytes', 'result_bytes', 'work_ms')
+local items = tonumber(u[1]) or 0
+local bytes = (tonumber(u[2]) or 0) + (tonumber(u[3]) or 0)
+local work = tonumber(u[4]) or 0
+if items + tonumber(ARGV[1]) > tonumber(ARGV[4]) then return 1 end
+if bytes + tonumber(ARGV[2]) > tonumber(ARGV[5]) then return 2 end
+if work + tonumber(ARGV[3]) > tonumber(ARGV[6]) then return 3 end
+redis.call('HINCRBY', KEYS[1], 'items', ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'queued_bytes', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'work_ms', ARGV[3])
+return 0
+";
+
+/// Lowers the usage `KEYS[1]` by `ARGV` (items, queued bytes, work), never below zero.
+const LOWER: &str = r"
+local fields = {'items', 'queued_bytes', 'work_ms'}
+for i, field in ipairs(fields) do
+  local n = tonumber(ARGV[i]) or 0
+  if n > 0 and redis.call('HINCRBY', KEYS[1], field, -n) < 0 then
+    redis.call('HSET', KEYS[1], field, 0)
+  end
+end
+return 0
+";
+
+/// Stores an item's result (unless its index has one, or its batch is cancelled or gone),
+/// then acknowledges and deletes its entry, lowering the usage if the entry was deleted here.
+/// `KEYS`: results, meta, usage, expiry, stream. `ARGV`: index, result ('' for none), expiry
+/// (ms), batch id, group, entry id, item bytes, work ms, counted (1/0), result bytes.
+/// Answers `{written, results stored}`.
+const FINISH: &str = r"
+local written = 0
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[2], 'total')
+   and redis.call('HGET', KEYS[2], 'cancelled') ~= '1' then
+  written = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+  if written == 1 then
+    redis.call('HINCRBY', KEYS[2], 'result_bytes', ARGV[10])
+    redis.call('HINCRBY', KEYS[3], 'result_bytes', ARGV[10])
+    redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
+  end
+end
+redis.call('XACK', KEYS[5], ARGV[5], ARGV[6])
+if redis.call('XDEL', KEYS[5], ARGV[6]) == 1 and ARGV[9] == '1' then
+  local lower = {items = 1, queued_bytes = tonumber(ARGV[7]), work_ms = tonumber(ARGV[8])}
+  for field, n in pairs(lower) do
+    if redis.call('HINCRBY', KEYS[3], field, -n) < 0 then redis.call('HSET', KEYS[3], field, 0) end
+  end
+end
+return {written, redis.call('HLEN', KEYS[1])}
+";
+
+/// Drops batches past their time. `KEYS`: expiry, usage, the three streams. `ARGV`: now (ms),
+/// the key prefix.
+const SWEEP: &str = r"
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 200)
+for _, id in ipairs(ids) do
+  local meta = ARGV[2] .. ':' .. id
+  local bytes = tonumber(redis.call('HGET', meta, 'result_bytes')) or 0
+  redis.call('DEL', meta, meta .. ':results')
+  if redis.call('HINCRBY', KEYS[2], 'result_bytes', -bytes) < 0 then
+    redis.call('HSET', KEYS[2], 'result_bytes', 0)
+  end
+  redis.call('ZREM', KEYS[1], id)
+end
+if redis.call('XLEN', KEYS[3]) + redis.call('XLEN', KEYS[4]) + redis.call('XLEN', KEYS[5]) == 0 then
+  redis.call('HSET', KEYS[2], 'items', 0, 'queued_bytes', 0, 'work_ms', 0)
+end
+if redis.call('ZCARD', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[2], 'result_bytes', 0)
+end
+return #ids
+";
 
 /// A batch's `total`, `cancelled` and `started`, as read.
 type MetaFlags = (Option<String>, Option<String>, Option<String>);
@@ -147,6 +255,51 @@ impl RedisStore {
             });
         }
         self.ensure_groups().await?;
+        let adds = Usage::of(batch);
+        let settings = &self.settings;
+        let code: i64 = redis::cmd("EVAL")
+            .arg(RESERVE)
+            .arg(1)
+            .arg(usage_key())
+            .arg(adds.items)
+            .arg(adds.bytes)
+            .arg(adds.work_ms)
+            .arg(settings.max_queued_items)
+            .arg(settings.max_stored_bytes)
+            .arg(settings.max_queued_work_ms)
+            .query_async(&mut connection)
+            .await?;
+        if let Some(bound) = Bound::from_code(code) {
+            return Err(BatchError::Full {
+                bound,
+                limit: settings.limit(bound),
+            });
+        }
+        let written = self.write_batch(&mut connection, batch).await;
+        if written.is_err() {
+            // Not written: what was counted for it is given back.
+            let lowered: Result<(), _> = redis::cmd("EVAL")
+                .arg(LOWER)
+                .arg(1)
+                .arg(usage_key())
+                .arg(adds.items)
+                .arg(adds.bytes)
+                .arg(adds.work_ms)
+                .query_async(&mut connection)
+                .await;
+            if let Err(error) = lowered {
+                tracing::warn!(%error, "a refused batch's count not given back (the sweep heals it)");
+            }
+        }
+        written
+    }
+
+    /// Writes the batch's keys and queues its items, all or nothing.
+    async fn write_batch(
+        &self,
+        connection: &mut ConnectionManager,
+        batch: &NewBatch,
+    ) -> Result<(), BatchError> {
         let ttl = self.settings.ttl.as_secs().max(1);
         let meta = meta_key(&batch.id);
         let total = batch.items.len();
@@ -164,9 +317,10 @@ impl RedisStore {
             .arg("cancelled")
             .arg(0)
             .ignore()
-            .cmd("EXPIRE")
-            .arg(&meta)
-            .arg(ttl)
+            .cmd("ZADD")
+            .arg(expiry_key())
+            .arg(epoch_ms(self.settings.ttl))
+            .arg(&batch.id)
             .ignore();
         let queue = stream(batch.priority);
         for (index, item) in batch.items.iter().enumerate() {
@@ -181,8 +335,10 @@ impl RedisStore {
                 .arg(total)
                 .arg("budget_ms")
                 .arg(&budget)
+                .arg("work_ms")
+                .arg(item.work_ms)
                 .arg("item")
-                .arg(item)
+                .arg(&item.json)
                 .ignore();
         }
         let client = client_key(&batch.client);
@@ -194,7 +350,7 @@ impl RedisStore {
             .arg(&client)
             .arg(ttl)
             .ignore();
-        pipe.query_async::<()>(&mut connection).await?;
+        pipe.query_async::<()>(connection).await?;
         Ok(())
     }
 
@@ -417,31 +573,27 @@ impl RedisStore {
     ) -> Result<bool, BatchError> {
         let (priority, id) = stream_handle(delivery)?;
         let mut connection = self.calls()?;
-        let Some(result) = result else {
-            ack(priority, id).query_async::<()>(&mut connection).await?;
-            return Ok(false);
-        };
-        let ttl = self.settings.ttl.as_secs().max(1);
-        let results = results_key(&delivery.batch);
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .cmd("HSETNX")
-            .arg(&results)
-            .arg(delivery.index)
-            .arg(result)
-            .cmd("HLEN")
-            .arg(&results)
-            .cmd("EXPIRE")
-            .arg(&results)
-            .arg(ttl)
-            .ignore()
-            .cmd("EXPIRE")
+        let (written, stored): (i64, usize) = redis::cmd("EVAL")
+            .arg(FINISH)
+            .arg(5)
+            .arg(results_key(&delivery.batch))
             .arg(meta_key(&delivery.batch))
-            .arg(ttl)
-            .ignore();
-        push_ack(&mut pipe, priority, id);
-        let (written, stored): (bool, usize) = pipe.query_async(&mut connection).await?;
-        Ok(written && stored == delivery.total)
+            .arg(usage_key())
+            .arg(expiry_key())
+            .arg(stream(priority))
+            .arg(delivery.index)
+            .arg(result.unwrap_or(""))
+            .arg(epoch_ms(self.settings.ttl))
+            .arg(&delivery.batch)
+            .arg(GROUP)
+            .arg(id)
+            .arg(stored_bytes(&delivery.item))
+            .arg(delivery.work_ms)
+            .arg(if delivery.counted { 1 } else { 0 })
+            .arg(result.map_or(0, stored_bytes))
+            .query_async(&mut connection)
+            .await?;
+        Ok(written == 1 && stored == delivery.total)
     }
 
     /// Makes the item idle for longer than the timeout: the next look for items to take over
@@ -477,6 +629,24 @@ impl RedisStore {
             .arg("JUSTID")
             .query_async::<()>(&mut connection)
             .await?;
+        Ok(())
+    }
+
+    async fn sweep_now(&self) -> Result<(), BatchError> {
+        let mut connection = self.calls()?;
+        let mut sweep = redis::cmd("EVAL");
+        sweep.arg(SWEEP).arg(5).arg(expiry_key()).arg(usage_key());
+        for priority in Priority::ALL {
+            sweep.arg(stream(priority));
+        }
+        let swept: u64 = sweep
+            .arg(epoch_ms(Duration::ZERO))
+            .arg(PREFIX)
+            .query_async(&mut connection)
+            .await?;
+        if swept > 0 {
+            tracing::debug!(swept, "expired batches dropped");
+        }
         Ok(())
     }
 
@@ -630,6 +800,9 @@ fn parse_entry(priority: Priority, entry: &Value) -> Option<Delivery> {
         total: map.get("total")?.parse().ok()?,
         item: map.remove("item")?,
         budget_ms: map.get("budget_ms").and_then(|b| b.parse().ok()),
+        work_ms: map.get("work_ms").and_then(|w| w.parse().ok()).unwrap_or(0),
+        // Only entries kibitz wrote (with their work) were counted in the usage.
+        counted: map.contains_key("work_ms"),
         attempts: 1,
         reclaimed: false,
         priority,
@@ -646,6 +819,8 @@ fn undecodable(priority: Priority, entry: &Value) -> Delivery {
         total: 0,
         item: String::new(),
         budget_ms: None,
+        work_ms: 0,
+        counted: false,
         attempts: 1,
         reclaimed: false,
         priority,
@@ -721,5 +896,9 @@ impl BatchStore for RedisStore {
 
     fn depth(&self) -> BoxFuture<'_, Result<QueueDepth, BatchError>> {
         self.depth_now().boxed()
+    }
+
+    fn sweep(&self) -> BoxFuture<'_, Result<(), BatchError>> {
+        self.sweep_now().boxed()
     }
 }
