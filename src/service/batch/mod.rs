@@ -22,6 +22,7 @@
 
 pub mod local;
 pub mod redis_store;
+pub mod verify;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -447,6 +448,8 @@ impl Batches {
             Some(redis) => Arc::new(redis_store::RedisStore::new(
                 &redis.endpoint,
                 settings.clone(),
+                verify::Seal::from_config(config),
+                metrics.clone(),
             )?),
             None => Arc::new(local::LocalStore::new(settings.clone())),
         };

@@ -46,10 +46,12 @@ use futures_util::future::BoxFuture;
 use redis::Value;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
+use super::verify::{Refusal, Seal, canonical_index};
 use super::{
     BatchError, BatchSettings, BatchState, BatchStore, BatchView, Bound, Delivery, Handle,
     NewBatch, Priority, QueueDepth, Usage, stored_bytes,
 };
+use crate::service::metrics::batch::BatchMetrics;
 use crate::service::shared_cache::{Endpoint, SharedCacheError, endpoint};
 
 const PREFIX: &str = "kibitz:batch:v1";
@@ -179,12 +181,23 @@ pub struct RedisStore {
     settings: BatchSettings,
     /// When this replica last looked for items to take over.
     last_reclaim: Mutex<Option<Instant>>,
+    /// Signs entries and results, and checks what is read back ([`super::verify`]).
+    seal: Seal,
+    /// Where refusals of what was read back are counted.
+    metrics: BatchMetrics,
 }
 
 impl RedisStore {
-    pub fn new(endpoint: &Endpoint, settings: BatchSettings) -> Result<Self, SharedCacheError> {
+    pub fn new(
+        endpoint: &Endpoint,
+        settings: BatchSettings,
+        seal: Seal,
+        metrics: BatchMetrics,
+    ) -> Result<Self, SharedCacheError> {
         let (client, _) = endpoint::client(endpoint)?;
         Ok(RedisStore {
+            seal,
+            metrics,
             client,
             calls: Mutex::new(None),
             reads: Mutex::new(None),
@@ -323,7 +336,18 @@ impl RedisStore {
             .arg(&batch.id)
             .ignore();
         let queue = stream(batch.priority);
+        let total_text = total.to_string();
         for (index, item) in batch.items.iter().enumerate() {
+            let work = item.work_ms.to_string();
+            let index_text = index.to_string();
+            let mac = self.seal.sign(&[
+                &batch.id,
+                &index_text,
+                &total_text,
+                &budget,
+                &work,
+                &item.json,
+            ]);
             pipe.cmd("XADD")
                 .arg(&queue)
                 .arg("*")
@@ -336,9 +360,11 @@ impl RedisStore {
                 .arg("budget_ms")
                 .arg(&budget)
                 .arg("work_ms")
-                .arg(item.work_ms)
+                .arg(&work)
                 .arg("item")
                 .arg(&item.json)
+                .arg("mac")
+                .arg(mac.unwrap_or_default())
                 .ignore();
         }
         let client = client_key(&batch.client);
@@ -388,7 +414,7 @@ impl RedisStore {
         connection: &mut ConnectionManager,
         id: &str,
     ) -> Result<Option<BatchView>, BatchError> {
-        let (meta, results): (HashMap<String, String>, HashMap<String, String>) = redis::pipe()
+        let (meta, raw_results): (HashMap<String, String>, HashMap<String, String>) = redis::pipe()
             .cmd("HGETALL")
             .arg(meta_key(id))
             .cmd("HGETALL")
@@ -399,11 +425,15 @@ impl RedisStore {
             return Ok(None);
         };
         let flag = |name: &str| meta.get(name).is_some_and(|v| v == "1");
-        let mut results: Vec<(usize, String)> = results
-            .into_iter()
-            .filter_map(|(index, result)| Some((index.parse().ok()?, result)))
-            .filter(|(index, _)| *index < total)
-            .collect();
+        // Each field checked: a canonical index in range (so no index twice), the value a
+        // result's shape, sealed with the key when there is one.
+        let mut results: Vec<(usize, String)> = Vec::with_capacity(raw_results.len());
+        for (field, stored) in &raw_results {
+            match self.seal.open_result(id, total, field, stored) {
+                Ok((index, json)) => results.push((index, json.to_owned())),
+                Err(refusal) => self.refused("result", refusal, id),
+            }
+        }
         results.sort_unstable_by_key(|(index, _)| *index);
         Ok(Some(BatchView {
             id: id.to_owned(),
@@ -454,14 +484,62 @@ impl RedisStore {
             let reply: Value = read_group(consumer, &[priority], None)
                 .query_async(&mut reads)
                 .await?;
-            if let Some(delivery) = first_entry(&reply)? {
+            if let Some(delivery) = self.first_entry(&reply) {
                 return Ok(Some(delivery));
             }
         }
         let reply: Value = read_group(consumer, &Priority::ALL, Some(BLOCK_MS))
             .query_async(&mut reads)
             .await?;
-        first_entry(&reply)
+        Ok(self.first_entry(&reply))
+    }
+
+    /// Counts and logs something refused when read back.
+    fn refused(&self, what: &'static str, refusal: Refusal, batch: &str) {
+        self.metrics.forged(refusal.as_str());
+        tracing::warn!(
+            what,
+            batch,
+            reason = refusal.as_str(),
+            "refused what Redis gave back (not written by kibitz, or changed since)"
+        );
+    }
+
+    /// The first entry of an `XREADGROUP` reply (`[[stream, [[id, fields]]], ...]`), or
+    /// `None` when it timed out or was empty.
+    fn first_entry(&self, reply: &Value) -> Option<Delivery> {
+        let Value::Array(streams) = reply else {
+            return None;
+        };
+        for read in streams {
+            let Value::Array(parts) = read else { continue };
+            let (Some(name), Some(Value::Array(entries))) =
+                (parts.first().and_then(text), parts.get(1))
+            else {
+                continue;
+            };
+            let Some(priority) = Priority::ALL.into_iter().find(|p| stream(*p) == name) else {
+                continue;
+            };
+            if let Some(entry) = entries.first() {
+                return Some(self.checked_entry(priority, entry).unwrap_or_else(|| {
+                    // Not an item: skipped unrun and dropped (its batch, "", is never there).
+                    undecodable(priority, entry)
+                }));
+            }
+        }
+        None
+    }
+
+    /// The entry as an item if it is one kibitz wrote (see [`super::verify`]); else counted.
+    fn checked_entry(&self, priority: Priority, entry: &Value) -> Option<Delivery> {
+        match parse_entry(priority, entry, &self.seal) {
+            Ok(delivery) => Some(delivery),
+            Err((refusal, batch)) => {
+                self.refused("queue entry", refusal, &batch);
+                None
+            }
+        }
     }
 
     fn reclaim_due(&self) -> bool {
@@ -504,7 +582,7 @@ impl RedisStore {
         let Some(entry) = entries.first() else {
             return Ok(None);
         };
-        let Some(mut delivery) = parse_entry(priority, entry) else {
+        let Some(mut delivery) = self.checked_entry(priority, entry) else {
             self.drop_entry(priority, entry).await?;
             return Ok(None);
         };
@@ -540,20 +618,42 @@ impl RedisStore {
     async fn wanted_now(&self, delivery: &Delivery) -> Result<bool, BatchError> {
         let mut connection = self.calls()?;
         let meta = meta_key(&delivery.batch);
-        let (flags, stored): (MetaFlags, bool) = redis::pipe()
+        let results = results_key(&delivery.batch);
+        let (flags, stored): (MetaFlags, Option<String>) = redis::pipe()
             .cmd("HMGET")
             .arg(&meta)
             .arg("total")
             .arg("cancelled")
             .arg("started")
-            .cmd("HEXISTS")
-            .arg(results_key(&delivery.batch))
+            .cmd("HGET")
+            .arg(&results)
             .arg(delivery.index)
             .query_async(&mut connection)
             .await?;
         let (total, cancelled, started) = flags;
-        if total.is_none() || cancelled.as_deref() == Some("1") || stored {
+        // An entry naming a batch of another size is not that batch's item.
+        if total.as_deref() != Some(delivery.total.to_string().as_str())
+            || cancelled.as_deref() == Some("1")
+        {
             return Ok(false);
+        }
+        if let Some(stored) = stored {
+            let field = delivery.index.to_string();
+            match self
+                .seal
+                .open_result(&delivery.batch, delivery.total, &field, &stored)
+            {
+                Ok(_) => return Ok(false),
+                // A forged result holds the index: it goes, and the item is run.
+                Err(refusal) => {
+                    self.refused("result", refusal, &delivery.batch);
+                    redis::cmd("HDEL")
+                        .arg(&results)
+                        .arg(&field)
+                        .query_async::<()>(&mut connection)
+                        .await?;
+                }
+            }
         }
         if started.is_none() {
             redis::cmd("HSET")
@@ -573,6 +673,8 @@ impl RedisStore {
     ) -> Result<bool, BatchError> {
         let (priority, id) = stream_handle(delivery)?;
         let mut connection = self.calls()?;
+        let sealed =
+            result.map(|json| self.seal.seal_result(&delivery.batch, delivery.index, json));
         let (written, stored): (i64, usize) = redis::cmd("EVAL")
             .arg(FINISH)
             .arg(5)
@@ -582,7 +684,7 @@ impl RedisStore {
             .arg(expiry_key())
             .arg(stream(priority))
             .arg(delivery.index)
-            .arg(result.unwrap_or(""))
+            .arg(sealed.as_deref().unwrap_or(""))
             .arg(epoch_ms(self.settings.ttl))
             .arg(&delivery.batch)
             .arg(GROUP)
@@ -590,7 +692,7 @@ impl RedisStore {
             .arg(stored_bytes(&delivery.item))
             .arg(delivery.work_ms)
             .arg(if delivery.counted { 1 } else { 0 })
-            .arg(result.map_or(0, stored_bytes))
+            .arg(sealed.as_deref().map_or(0, stored_bytes))
             .query_async(&mut connection)
             .await?;
         Ok(written == 1 && stored == delivery.total)
@@ -753,52 +855,47 @@ fn entry_id(entry: &Value) -> Option<String> {
     }
 }
 
-/// The first entry of an `XREADGROUP` reply (`[[stream, [[id, fields]]], ...]`), or `None`
-/// when it timed out or was empty.
-fn first_entry(reply: &Value) -> Result<Option<Delivery>, BatchError> {
-    let Value::Array(streams) = reply else {
-        return Ok(None);
-    };
-    for read in streams {
-        let Value::Array(parts) = read else { continue };
-        let (Some(name), Some(Value::Array(entries))) =
-            (parts.first().and_then(text), parts.get(1))
-        else {
-            continue;
-        };
-        let Some(priority) = Priority::ALL.into_iter().find(|p| stream(*p) == name) else {
-            continue;
-        };
-        if let Some(entry) = entries.first() {
-            return Ok(Some(parse_entry(priority, entry).unwrap_or_else(|| {
-                // Not an item: it fails its attempts and is dropped (see `Delivery::batch`).
-                undecodable(priority, entry)
-            })));
-        }
-    }
-    Ok(None)
-}
-
-/// An entry `[id, [field, value, ...]]` as an item, once handed out.
-fn parse_entry(priority: Priority, entry: &Value) -> Option<Delivery> {
+/// An entry `[id, [field, value, ...]]` as an item, once handed out, if its shape is an
+/// item's and `seal` verifies it; else why not, and the batch it names.
+fn parse_entry(
+    priority: Priority,
+    entry: &Value,
+    seal: &Seal,
+) -> Result<Delivery, (Refusal, String)> {
+    let shape = |batch: &str| (Refusal::Shape, batch.to_owned());
     let Value::Array(parts) = entry else {
-        return None;
+        return Err(shape(""));
     };
-    let id = parts.first().and_then(text)?;
+    let id = parts.first().and_then(text).ok_or_else(|| shape(""))?;
     let Some(Value::Array(fields)) = parts.get(1) else {
-        return None;
+        return Err(shape(""));
     };
     let mut map = HashMap::new();
     for pair in fields.chunks(2) {
         if let [field, value] = pair {
-            map.insert(text(field)?, text(value)?);
+            map.insert(
+                text(field).ok_or_else(|| shape(""))?,
+                text(value).ok_or_else(|| shape(""))?,
+            );
         }
     }
-    Some(Delivery {
-        batch: map.remove("batch")?,
-        index: map.get("index")?.parse().ok()?,
-        total: map.get("total")?.parse().ok()?,
-        item: map.remove("item")?,
+    let batch = map.get("batch").cloned().unwrap_or_default();
+    let field = |name: &str| map.get(name).map(String::as_str);
+    let (Some(index), Some(total), Some(item)) = (field("index"), field("total"), field("item"))
+    else {
+        return Err(shape(&batch));
+    };
+    let total_n: usize = total.parse().map_err(|_| shape(&batch))?;
+    let index_n = canonical_index(index, total_n).map_err(|r| (r, batch.clone()))?;
+    let budget = field("budget_ms").unwrap_or("");
+    let work = field("work_ms").unwrap_or("");
+    if !seal.verify(&[&batch, index, total, budget, work, item], field("mac")) {
+        return Err((Refusal::Signature, batch));
+    }
+    Ok(Delivery {
+        index: index_n,
+        total: total_n,
+        item: map.remove("item").unwrap_or_default(),
         budget_ms: map.get("budget_ms").and_then(|b| b.parse().ok()),
         work_ms: map.get("work_ms").and_then(|w| w.parse().ok()).unwrap_or(0),
         // Only entries kibitz wrote (with their work) were counted in the usage.
@@ -806,6 +903,7 @@ fn parse_entry(priority: Priority, entry: &Value) -> Option<Delivery> {
         attempts: 1,
         reclaimed: false,
         priority,
+        batch,
         handle: Handle::Stream { priority, id },
     })
 }

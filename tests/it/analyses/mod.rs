@@ -6,5 +6,6 @@
 
 mod batch_client;
 mod bounds;
+mod forgeries;
 mod in_process;
 mod replicas;
