@@ -2,7 +2,8 @@
 //! and games (each a `/review` body) and answers `202 Accepted` at once, with the batch's id
 //! and `Location`; `GET /analyses/{id}` says how far it is and gives the results so far (as
 //! Server-Sent Events with `Accept: text/event-stream`, one `result` event per item as it
-//! completes, then the whole batch as `analysis`); `DELETE /analyses/{id}` cancels it;
+//! completes, then the whole batch as `analysis`); `POST /analyses/{id}/cancel` cancels it
+//! (the batch stays readable), `DELETE /analyses/{id}` deletes it (a `GET` after is 404);
 //! `GET /analyses` is the queue, for a scaler.
 //!
 //! Key idea: a batch is refused whole, before anything is queued, when any item would be
@@ -111,7 +112,7 @@ impl ItemJson {
     }
 }
 
-/// A batch as answered by `POST` (202), `GET` and `DELETE`.
+/// A batch as answered by `POST` (202), `GET` and `POST .../cancel`.
 #[derive(Serialize)]
 struct AnalysisJson<'a> {
     id: &'a str,
@@ -380,8 +381,17 @@ impl Streamed {
     }
 }
 
-/// `DELETE /analyses/{id}`: cancels the batch (items not yet run are not run); the batch as
-/// it is (`done` if it had finished).
+/// `DELETE /analyses/{id}`: deletes the batch (its items not yet run are not run): `204`, and
+/// `404` from then on.
+pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+    if known_shape(&id) && state.batches.delete(&id).await? {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    Err(ApiError::UnknownAnalysis(super::clip_path(&id)))
+}
+
+/// `POST /analyses/{id}/cancel`: cancels the batch (items not yet run are not run); the batch
+/// as it is (`done` if it had finished), still readable.
 pub async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
     let view = if known_shape(&id) {
         state.batches.cancel(&id).await?

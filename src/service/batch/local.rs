@@ -194,6 +194,28 @@ impl BatchStore for LocalStore {
         std::future::ready(Ok(view)).boxed()
     }
 
+    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BatchError>> {
+        let mut state = self.state();
+        let Some(batch) = state.batches.remove(id) else {
+            return std::future::ready(Ok(false)).boxed();
+        };
+        state.usage.bytes = state.usage.bytes.saturating_sub(batch.result_bytes);
+        let mut dropped = Vec::new();
+        for queue in &mut state.queues {
+            queue.retain(|d| {
+                let keep = d.batch != id;
+                if !keep {
+                    dropped.push(d.clone());
+                }
+                keep
+            });
+        }
+        for delivery in &dropped {
+            state.release(delivery);
+        }
+        std::future::ready(Ok(true)).boxed()
+    }
+
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>> {
         let mut state = self.state();
         let view = state.batches.get_mut(id).map(|batch| {

@@ -332,6 +332,9 @@ pub trait BatchStore: Send + Sync + 'static {
     fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<(), BatchError>>;
     /// The batch, or `None` if unknown or expired.
     fn view<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>>;
+    /// Deletes the batch, its results and its count in the [`Usage`] (its items still queued
+    /// are skipped when taken); whether it was there.
+    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BatchError>>;
     /// Cancels the batch (items not yet run are skipped); the batch as it is, or `None`.
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>>;
     /// The next item for `consumer`: one taken over from a consumer that held it too long,
@@ -507,6 +510,15 @@ impl Batches {
             self.metrics.batch("cancelled");
         }
         Ok(view)
+    }
+
+    /// Deletes the batch (cancelling what is not run yet); whether it was there.
+    pub async fn delete(&self, id: &str) -> Result<bool, BatchError> {
+        let deleted = self.store.delete(id).await?;
+        if deleted {
+            self.metrics.batch("deleted");
+        }
+        Ok(deleted)
     }
 
     /// Items waiting and held, over every replica (also kept in the gauges).

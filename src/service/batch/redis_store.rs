@@ -147,6 +147,19 @@ end
 return {written, redis.call('HLEN', KEYS[1])}
 ";
 
+/// Deletes a batch and what its results count. `KEYS`: meta, results, usage, expiry. `ARGV`:
+/// its id. Answers 1 if it was there.
+const DELETE: &str = r"
+local bytes = tonumber(redis.call('HGET', KEYS[1], 'result_bytes')) or 0
+local existed = redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[4], ARGV[1])
+if bytes > 0 and redis.call('HINCRBY', KEYS[3], 'result_bytes', -bytes) < 0 then
+  redis.call('HSET', KEYS[3], 'result_bytes', 0)
+end
+return existed
+";
+
 /// Drops batches past their time. `KEYS`: expiry, usage, the three streams. `ARGV`: now (ms),
 /// the key prefix.
 const SWEEP: &str = r"
@@ -949,6 +962,24 @@ impl BatchStore for RedisStore {
         async move {
             let mut connection = self.calls()?;
             self.view_now(&mut connection, id).await
+        }
+        .boxed()
+    }
+
+    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BatchError>> {
+        async move {
+            let mut connection = self.calls()?;
+            let existed: i64 = redis::cmd("EVAL")
+                .arg(DELETE)
+                .arg(4)
+                .arg(meta_key(id))
+                .arg(results_key(id))
+                .arg(usage_key())
+                .arg(expiry_key())
+                .arg(id)
+                .query_async(&mut connection)
+                .await?;
+            Ok(existed == 1)
         }
         .boxed()
     }
