@@ -50,7 +50,12 @@ async fn forged_results_and_queue_entries_are_refused_counted_and_the_real_items
         .query::<String>(&mut connection)
         .expect("XADD");
 
-    let done = until_finished(&[base.clone()], &location, Duration::from_secs(20)).await;
+    let done = until_finished(
+        std::slice::from_ref(&base),
+        &location,
+        Duration::from_secs(20),
+    )
+    .await;
     assert_eq!(done["status"], "done", "{done}");
     exactly_once(&done, 3);
     for result in done["results"].as_array().unwrap() {
@@ -84,7 +89,12 @@ async fn without_a_key_results_are_still_checked_for_shape_and_index() {
         .arg(&["1", "pwned", "01", "{}"])
         .query::<()>(&mut connection)
         .expect("HSET");
-    let done = until_finished(&[base.clone()], &location, Duration::from_secs(20)).await;
+    let done = until_finished(
+        std::slice::from_ref(&base),
+        &location,
+        Duration::from_secs(20),
+    )
+    .await;
     exactly_once(&done, 2);
     let results: Vec<&Value> = done["results"].as_array().unwrap().iter().collect();
     assert_eq!(results[1]["answer"]["game"], "gomoku", "{done}");
