@@ -156,6 +156,29 @@ pub struct Config {
     #[arg(long, env = "KIBITZ_BATCH_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
     pub batch_max_body_bytes: usize,
 
+    /// Most batch items queued at once over the whole deployment (this replica's, or every
+    /// replica's together with Redis); a batch that would pass it gets 503 and `Retry-After`.
+    #[arg(long, env = "KIBITZ_BATCH_MAX_QUEUED_ITEMS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_max_queued_items: u64,
+
+    /// Most bytes of batch data stored at once (queued items, re-serialised compactly, and
+    /// results kept for `KIBITZ_BATCH_RESULT_TTL_S`), in process or in Redis; a batch that would
+    /// pass it gets 503 and `Retry-After`. With Redis, keep it well under `maxmemory` less
+    /// the answer cache's share: batch keys are never evicted, so this is what bounds them.
+    #[arg(long, env = "KIBITZ_BATCH_MAX_STORED_BYTES", default_value_t = 16 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_max_stored_bytes: u64,
+
+    /// Most search time queued at once, in ms: the sum of the queued items' budgets over the
+    /// whole deployment; a batch that would pass it gets 503 and `Retry-After`.
+    #[arg(long, env = "KIBITZ_BATCH_MAX_QUEUED_WORK_MS", default_value_t = 3_600_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_max_queued_work_ms: u64,
+
+    /// Key of the HMAC that signs batch queue entries and results in Redis (any text, at
+    /// least 16 bytes; from a Kubernetes Secret): an entry or result without a valid
+    /// signature is refused. Unset, entries are checked for shape only.
+    #[arg(long, env = "KIBITZ_BATCH_ENTRY_KEY", hide_env_values = true)]
+    pub batch_entry_key: Option<Secret>,
+
     /// Times a batch item is handed to a worker before it is marked `failed` (a replica that
     /// died holding it, a search that panicked, an entry that does not decode).
     #[arg(long, env = "KIBITZ_BATCH_MAX_ATTEMPTS", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
@@ -309,6 +332,10 @@ impl Config {
             batch_max_in_flight: 4,
             batch_result_ttl_s: 3600,
             batch_max_body_bytes: 4 * 1024 * 1024,
+            batch_max_queued_items: 10_000,
+            batch_max_stored_bytes: 16 * 1024 * 1024,
+            batch_max_queued_work_ms: 3_600_000,
+            batch_entry_key: None,
             batch_max_attempts: 3,
             batch_reclaim_idle_ms: 5_000,
             batch_spare_workers: 1,

@@ -2,13 +2,16 @@
 //! and games (each a `/review` body) and answers `202 Accepted` at once, with the batch's id
 //! and `Location`; `GET /analyses/{id}` says how far it is and gives the results so far (as
 //! Server-Sent Events with `Accept: text/event-stream`, one `result` event per item as it
-//! completes, then the whole batch as `analysis`); `DELETE /analyses/{id}` cancels it;
+//! completes, then the whole batch as `analysis`); `POST /analyses/{id}/cancel` cancels it
+//! (the batch stays readable), `DELETE /analyses/{id}` deletes it (a `GET` after is 404);
 //! `GET /analyses` is the queue, for a scaler.
 //!
-//! Key idea: a batch is refused whole, before anything is queued, when it breaks a limit or
-//! when any item would be refused as a lone request: every item is parsed by the very types
-//! `/move` and `/review` parse, and checked by the service's own checks, its errors' pointers
-//! put under `/items/{i}`. Once queued, items are run by the idle workers of every replica
+//! Key idea: a batch is refused whole, before anything is queued, when any item would be
+//! refused as a lone request: every item is parsed by the very types `/move` and `/review`
+//! parse, and checked by the service's own checks, its errors' pointers put under
+//! `/items/{i}`; whether the batch then gets in (its limits, its client's, every client's
+//! together) is the service's to say ([`crate::service::batch::Batches::admit`]); this module
+//! translates its refusals. Items are stored re-serialised compactly, never as sent. Once queued, items are run by the idle workers of every replica
 //! ([`crate::service::batch`]) through [`Runner`], which answers each as its route would
 //! have: its `status` is the HTTP status the lone request would have had, its `answer` the
 //! body (the answer, or the problem), or the status is `failed` once its attempts are spent.
@@ -36,15 +39,15 @@ use super::review::{ReviewRequest, ReviewResponse};
 use super::sse::{json_event, sse_response, wants_event_stream};
 use super::vocabulary::whole;
 use crate::service::batch::{
-    BatchError, BatchView, Delivery, ItemRunner, NewBatch, Outcome, Priority,
+    BatchError, BatchView, Delivery, ItemRunner, NewBatch, NewItem, Outcome, Priority,
 };
 
 /// The header naming the client, for the in-flight limit.
 pub const CLIENT_ID: &str = "x-client-id";
 /// How often a streamed `GET` looks for new results.
 const POLL: Duration = Duration::from_millis(100);
-/// Times an item shed by the pool (a `/move` took the worker first) is tried again at once.
-const SHED_RETRIES: usize = 5;
+/// When a client told the batch queue is full may try again.
+const FULL_RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// The `POST /analyses` body.
 #[derive(Deserialize)]
@@ -109,7 +112,7 @@ impl ItemJson {
     }
 }
 
-/// A batch as answered by `POST` (202), `GET` and `DELETE`.
+/// A batch as answered by `POST` (202), `GET` and `POST .../cancel`.
 #[derive(Serialize)]
 struct AnalysisJson<'a> {
     id: &'a str,
@@ -164,6 +167,13 @@ impl From<BatchError> for ApiError {
                 detail: limit.to_string(),
                 retry_after: Duration::from_secs(1),
             },
+            limit @ (BatchError::Empty
+            | BatchError::TooManyItems { .. }
+            | BatchError::OverBudget { .. }) => ApiError::unplayable("/items", limit.to_string()),
+            full @ BatchError::Full { .. } => ApiError::Overloaded {
+                detail: full.to_string(),
+                retry_after: FULL_RETRY_AFTER,
+            },
             BatchError::Store(cause) => {
                 tracing::warn!(%cause, "batch store failed");
                 ApiError::Overloaded {
@@ -205,44 +215,23 @@ pub async fn submit(State(state): State<AppState>, request: Request) -> ApiResul
     let settings = state.batches.settings().clone();
     let body = read_held_body(request, &state, state.config.batch_max_body_bytes).await?;
     let batch: AnalysesRequest = parse(without_bom(&body))?;
-    if batch.items.is_empty() {
-        return Err(ApiError::unplayable(
-            "/items",
-            "a batch needs at least one item",
-        ));
-    }
-    if batch.items.len() as u64 > settings.max_items {
-        return Err(ApiError::unplayable(
-            "/items",
-            format!(
-                "{} items, more than the {} a batch may have (KIBITZ_BATCH_MAX_ITEMS)",
-                batch.items.len(),
-                settings.max_items
-            ),
-        ));
-    }
-    let mut total_ms: u64 = 0;
+    drop(body);
+    // Too many items are refused before any is parsed.
+    settings.check_count(batch.items.len() as u64)?;
+    let mut items = Vec::with_capacity(batch.items.len());
     for (index, raw) in batch.items.iter().enumerate() {
         let at = format!("/items/{index}");
         let item = parse::<ItemJson>(raw.get().as_bytes())
             .map_err(|e| e.under(&at))?
             .with_budget(batch.budget_ms);
         let kind = item.kind();
-        total_ms = total_ms.saturating_add(
-            check(&state, item)
-                .await
-                .map_err(|e| e.under(&format!("{at}/{kind}")))?,
-        );
-    }
-    if total_ms > settings.max_total_budget_ms {
-        return Err(ApiError::unplayable(
-            "/items",
-            format!(
-                "the items' budgets add up to {total_ms} ms, more than the {} ms a batch may \
-                 ask for (KIBITZ_BATCH_MAX_TOTAL_BUDGET_MS)",
-                settings.max_total_budget_ms
-            ),
-        ));
+        let work_ms = check(&state, item)
+            .await
+            .map_err(|e| e.under(&format!("{at}/{kind}")))?;
+        items.push(NewItem {
+            json: compact(raw).map_err(|e| e.under(&at))?,
+            work_ms,
+        });
     }
     let id = super::bookkeeping::random_uuid().hyphenated().to_string();
     let new = NewBatch {
@@ -250,9 +239,9 @@ pub async fn submit(State(state): State<AppState>, request: Request) -> ApiResul
         client,
         priority: batch.priority.map(Priority::from).unwrap_or_default(),
         budget_ms: batch.budget_ms,
-        items: batch.items.iter().map(|raw| raw.get().to_owned()).collect(),
+        items,
     };
-    state.batches.submit(&new).await?;
+    state.batches.admit(&new).await?;
     let view = BatchView {
         id: id.clone(),
         state: crate::service::batch::BatchState::Queued,
@@ -264,6 +253,13 @@ pub async fn submit(State(state): State<AppState>, request: Request) -> ApiResul
         response.headers_mut().insert(header::LOCATION, location);
     }
     Ok(response)
+}
+
+/// The item's JSON without the white space it was sent with (it parsed as an item, so it
+/// parses as a value; keys come out sorted, which no item's meaning depends on).
+fn compact(raw: &RawValue) -> ApiResult<String> {
+    let value: serde_json::Value = parse(raw.get().as_bytes())?;
+    serde_json::to_string(&value).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 /// Checks an item as its route would before searching; its budget in ms.
@@ -385,8 +381,17 @@ impl Streamed {
     }
 }
 
-/// `DELETE /analyses/{id}`: cancels the batch (items not yet run are not run); the batch as
-/// it is (`done` if it had finished).
+/// `DELETE /analyses/{id}`: deletes the batch (its items not yet run are not run): `204`, and
+/// `404` from then on.
+pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+    if known_shape(&id) && state.batches.delete(&id).await? {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    Err(ApiError::UnknownAnalysis(super::clip_path(&id)))
+}
+
+/// `POST /analyses/{id}/cancel`: cancels the batch (items not yet run are not run); the batch
+/// as it is (`done` if it had finished), still readable.
 pub async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
     let view = if known_shape(&id) {
         state.batches.cancel(&id).await?
@@ -436,33 +441,23 @@ impl Runner {
         Arc::new(Runner { state })
     }
 
-    /// The item answered: its status and body, or `None` to try it again later.
-    async fn answer(&self, delivery: &Delivery) -> Option<(u16, String)> {
-        let item = parse::<ItemJson>(delivery.item.as_bytes()).ok()?;
-        let item = item.with_budget(delivery.budget_ms);
-        let pool = self.state.service.pool();
-        let spare = self.state.batches.settings().spare_workers(pool);
-        for _ in 0..SHED_RETRIES {
-            let answered = match &item {
-                ItemJson::Move(request) => self.play(request.clone()).await,
-                ItemJson::Review(request) => self.review(request.clone()).await,
-            };
-            match answered {
-                Ok(body) => return Some((200, body)),
-                // A `/move` took the worker between the look and the search, or the time went
-                // before it (a slow store): not the item's fault; again once a worker beyond
-                // the spare ones is idle, as the consumer took it (the spare ones stay `/move`'s).
-                Err(ApiError::Overloaded { .. } | ApiError::RequestTimeout(_)) => {
-                    pool.until_idle_beyond(spare).await;
-                }
-                // A panic or a fault of ours: not an answer; its attempts decide.
-                Err(ApiError::Internal(_)) => return None,
-                Err(error) => {
-                    return Some((error.status_code().as_u16(), problem_body(error).await));
-                }
-            }
+    /// The item answered as its route would answer it: its status and body; or when to run
+    /// it again is the service's to decide ([`Outcome::Shed`], [`Outcome::Retry`]).
+    async fn answer(&self, delivery: &Delivery) -> Result<(u16, String), Outcome> {
+        let item = parse::<ItemJson>(delivery.item.as_bytes()).map_err(|_| Outcome::Retry)?;
+        let answered = match item.with_budget(delivery.budget_ms) {
+            ItemJson::Move(request) => self.play(request).await,
+            ItemJson::Review(request) => self.review(request).await,
+        };
+        match answered {
+            Ok(body) => Ok((200, body)),
+            // A `/move` took the worker between the look and the search, or the time went
+            // before it (a slow store): not the item's fault.
+            Err(ApiError::Overloaded { .. } | ApiError::RequestTimeout(_)) => Err(Outcome::Shed),
+            // A panic or a fault of ours: not an answer; its attempts decide.
+            Err(ApiError::Internal(_)) => Err(Outcome::Retry),
+            Err(error) => Ok((error.status_code().as_u16(), problem_body(error).await)),
         }
-        None
     }
 
     async fn play(&self, request: MoveRequest) -> ApiResult<String> {
@@ -513,10 +508,10 @@ impl ItemRunner for Runner {
     fn run<'a>(&'a self, delivery: &'a Delivery) -> BoxFuture<'a, Outcome> {
         async move {
             match self.answer(delivery).await {
-                Some((status, body)) => {
+                Ok((status, body)) => {
                     Outcome::Answered(self.result(delivery, status.into(), &body))
                 }
-                None => Outcome::Retry,
+                Err(again) => again,
             }
         }
         .boxed()

@@ -106,7 +106,7 @@ pub struct Arrival(pub Instant);
 
 /// The whole API.
 pub fn app(state: AppState) -> Router {
-    let routes: [(&'static str, MethodRouter<AppState>); 15] = [
+    let routes: [(&'static str, MethodRouter<AppState>); 16] = [
         ("/move", post(moves::suggest_move)),
         (
             "/analyses",
@@ -114,8 +114,9 @@ pub fn app(state: AppState) -> Router {
         ),
         (
             "/analyses/{id}",
-            get(analyses::status).delete(analyses::cancel),
+            get(analyses::status).delete(analyses::delete),
         ),
+        ("/analyses/{id}/cancel", post(analyses::cancel)),
         ("/tree", post(tree::evaluate)),
         ("/review", post(review::review)),
         ("/games", get(meta::games)),

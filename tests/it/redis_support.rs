@@ -101,6 +101,11 @@ impl Redis {
         Self::launch(args.into_iter().map(String::from).collect(), None)
     }
 
+    /// A server started with more `redis-server` options (`--maxmemory 8mb`, ...).
+    pub fn start_with_args(args: &[&str]) -> Self {
+        Self::launch(args.iter().map(|a| (*a).to_owned()).collect(), None)
+    }
+
     /// A server that requires `password` (`--requirepass`) of the default user.
     pub fn start_with_password(password: &str) -> Self {
         let auth = Auth {

@@ -326,6 +326,30 @@ async fn the_manifests_acl_lets_kibitz_share_answers_and_do_nothing_else() {
     let (status, body, _) = b.post_move(&tictactoe).await;
     assert_eq!(status, 200);
     assert_eq!(body["cached_from"], "shared", "{body}");
+    // Batches too: their streams, hashes and the scripts that count and expire them.
+    let batch = json!({"items": [{"move": tictactoe}], "budget_ms": 20});
+    let accepted = reqwest::Client::new()
+        .post(a.url("/analyses"))
+        .json(&batch)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(accepted.status(), 202);
+    let location = accepted.headers()["location"].to_str().unwrap().to_owned();
+    let mut finished = Value::Null;
+    for _ in 0..200 {
+        finished = reqwest::get(b.url(&location))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if finished["status"] == "done" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(finished["status"], "done", "{finished}");
 
     // kibitz's user: its keys, GET and SETEX only.
     let denied = |result: redis::RedisResult<redis::Value>| {

@@ -2,6 +2,10 @@
 //! nothing else to run. Batches live as long as the process (a restart loses them), which is
 //! what a single machine without Redis can promise.
 //!
+//! What every client's batches hold together ([`Usage`]) is counted under the same lock that
+//! queues and drops items, so it is exact: an item counts from its batch's admission until it
+//! is finished or skipped, a result from its storing until its batch expires.
+//!
 //! One std mutex guards everything (held for a few map and queue operations, never across an
 //! `.await`); a [`Notify`] wakes a consumer waiting for an item.
 
@@ -15,7 +19,7 @@ use tokio::sync::Notify;
 
 use super::{
     BatchError, BatchSettings, BatchState, BatchStore, BatchView, Delivery, Handle, NewBatch,
-    QueueDepth,
+    QueueDepth, Usage, stored_bytes,
 };
 
 /// How long [`BatchStore::take`] waits for an item before answering `None`.
@@ -27,6 +31,8 @@ struct Batch {
     cancelled: bool,
     started: bool,
     results: BTreeMap<usize, String>,
+    /// What its results count in [`State::usage`].
+    result_bytes: u64,
     /// Created or last given a result: it expires `ttl` after.
     touched: Instant,
 }
@@ -54,6 +60,20 @@ struct State {
     /// Items taken and not finished, by token.
     held: HashMap<u64, Delivery>,
     next_token: u64,
+    /// Items queued or held, their bytes and budgets, and the bytes of results kept.
+    usage: Usage,
+}
+
+impl State {
+    /// An item queued or held no more.
+    fn release(&mut self, delivery: &Delivery) {
+        self.usage.items = self.usage.items.saturating_sub(1);
+        self.usage.bytes = self
+            .usage
+            .bytes
+            .saturating_sub(stored_bytes(&delivery.item));
+        self.usage.work_ms = self.usage.work_ms.saturating_sub(delivery.work_ms);
+    }
 }
 
 /// The in-process store.
@@ -76,7 +96,15 @@ impl LocalStore {
     fn state(&self) -> MutexGuard<'_, State> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let ttl = self.settings.ttl;
-        state.batches.retain(|_, b| b.touched.elapsed() < ttl);
+        let mut expired_bytes = 0;
+        state.batches.retain(|_, b| {
+            let keep = b.touched.elapsed() < ttl;
+            if !keep {
+                expired_bytes += b.result_bytes;
+            }
+            keep
+        });
+        state.usage.bytes = state.usage.bytes.saturating_sub(expired_bytes);
         state
     }
 
@@ -93,6 +121,16 @@ impl LocalStore {
                 limit: self.settings.max_in_flight,
             });
         }
+        let adds = Usage::of(batch);
+        if let Some(bound) = state.usage.exceeded_by(&adds, &self.settings) {
+            return Err(BatchError::Full {
+                bound,
+                limit: self.settings.limit(bound),
+            });
+        }
+        state.usage.items += adds.items;
+        state.usage.bytes += adds.bytes;
+        state.usage.work_ms += adds.work_ms;
         state.batches.insert(
             batch.id.clone(),
             Batch {
@@ -101,6 +139,7 @@ impl LocalStore {
                 cancelled: false,
                 started: false,
                 results: BTreeMap::new(),
+                result_bytes: 0,
                 touched: Instant::now(),
             },
         );
@@ -110,8 +149,10 @@ impl LocalStore {
                 batch: batch.id.clone(),
                 index,
                 total: batch.items.len(),
-                item: item.clone(),
+                item: item.json.clone(),
                 budget_ms: batch.budget_ms,
+                work_ms: item.work_ms,
+                counted: true,
                 attempts: 0,
                 reclaimed: false,
                 priority: batch.priority,
@@ -153,6 +194,28 @@ impl BatchStore for LocalStore {
         std::future::ready(Ok(view)).boxed()
     }
 
+    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BatchError>> {
+        let mut state = self.state();
+        let Some(batch) = state.batches.remove(id) else {
+            return std::future::ready(Ok(false)).boxed();
+        };
+        state.usage.bytes = state.usage.bytes.saturating_sub(batch.result_bytes);
+        let mut dropped = Vec::new();
+        for queue in &mut state.queues {
+            queue.retain(|d| {
+                let keep = d.batch != id;
+                if !keep {
+                    dropped.push(d.clone());
+                }
+                keep
+            });
+        }
+        for delivery in &dropped {
+            state.release(delivery);
+        }
+        std::future::ready(Ok(true)).boxed()
+    }
+
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>> {
         let mut state = self.state();
         let view = state.batches.get_mut(id).map(|batch| {
@@ -163,8 +226,18 @@ impl BatchStore for LocalStore {
         });
         // Its items still queued go now; one being run finishes and is then dropped.
         if view.is_some() {
+            let mut dropped = Vec::new();
             for queue in &mut state.queues {
-                queue.retain(|d| d.batch != id);
+                queue.retain(|d| {
+                    let keep = d.batch != id;
+                    if !keep {
+                        dropped.push(d.clone());
+                    }
+                    keep
+                });
+            }
+            for delivery in &dropped {
+                state.release(delivery);
             }
         }
         std::future::ready(Ok(view)).boxed()
@@ -209,15 +282,24 @@ impl BatchStore for LocalStore {
         result: Option<&'a str>,
     ) -> BoxFuture<'a, Result<bool, BatchError>> {
         let mut state = self.state();
-        state.held.remove(&Self::token(delivery));
+        if let Some(held) = state.held.remove(&Self::token(delivery)) {
+            state.release(&held);
+        }
+        let mut stored = 0;
+        // A cancelled batch is final: a result that comes in after is not kept.
         let done = match (state.batches.get_mut(&delivery.batch), result) {
-            (Some(batch), Some(result)) if !batch.results.contains_key(&delivery.index) => {
+            (Some(batch), Some(result))
+                if !batch.cancelled && !batch.results.contains_key(&delivery.index) =>
+            {
                 batch.results.insert(delivery.index, result.to_owned());
+                stored = stored_bytes(result);
+                batch.result_bytes += stored;
                 batch.touched = Instant::now();
                 batch.results.len() == batch.total
             }
             _ => false,
         };
+        state.usage.bytes += stored;
         std::future::ready(Ok(done)).boxed()
     }
 
@@ -247,6 +329,12 @@ impl BatchStore for LocalStore {
         _consumer: &'a str,
         _delivery: &'a Delivery,
     ) -> BoxFuture<'a, Result<(), BatchError>> {
+        std::future::ready(Ok(())).boxed()
+    }
+
+    fn sweep(&self) -> BoxFuture<'_, Result<(), BatchError>> {
+        // Expired batches go whenever the state is read.
+        drop(self.state());
         std::future::ready(Ok(())).boxed()
     }
 

@@ -22,6 +22,7 @@
 
 pub mod local;
 pub mod redis_store;
+pub mod verify;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -66,7 +67,8 @@ impl Priority {
     }
 }
 
-/// A batch as accepted: checked, with its id, ready to be stored and queued.
+/// A batch as the API parsed and checked it, with its id: [`Batches::admit`] decides whether
+/// it is queued.
 #[derive(Clone, Debug)]
 pub struct NewBatch {
     pub id: String,
@@ -75,8 +77,118 @@ pub struct NewBatch {
     pub priority: Priority,
     /// The budget of items that name none (the API's to apply).
     pub budget_ms: Option<u64>,
-    /// Each item's JSON, as it was sent.
-    pub items: Vec<String>,
+    pub items: Vec<NewItem>,
+}
+
+/// One item of a [`NewBatch`].
+#[derive(Clone, Debug)]
+pub struct NewItem {
+    /// Its JSON, re-serialised compactly by the API (never the client's text verbatim: white
+    /// space a client pads an item with is not stored).
+    pub json: String,
+    /// The search time it asks for (a game's whole review), for the queued-work bound.
+    pub work_ms: u64,
+}
+
+impl NewItem {
+    /// What the item counts against `KIBITZ_BATCH_MAX_STORED_BYTES` while queued: its JSON and
+    /// a fixed allowance for the store's own bookkeeping of an entry (a Redis stream entry's
+    /// id, field names and the signature), so that many tiny items cannot slip under the bound.
+    pub fn stored_bytes(&self) -> u64 {
+        stored_bytes(&self.json)
+    }
+}
+
+/// Bytes an entry of `json` counts as (see [`NewItem::stored_bytes`]).
+pub(crate) fn stored_bytes(json: &str) -> u64 {
+    json.len() as u64 + ENTRY_OVERHEAD_BYTES
+}
+
+/// The allowance per stored entry (item or result) for the store's bookkeeping.
+const ENTRY_OVERHEAD_BYTES: u64 = 256;
+
+/// What is queued and stored at once (see [`Bound`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Items queued or being run.
+    pub items: u64,
+    /// Bytes of queued items and kept results (see [`NewItem::stored_bytes`]).
+    pub bytes: u64,
+    /// The queued items' budgets, in ms.
+    pub work_ms: u64,
+}
+
+impl Usage {
+    /// What `batch` adds.
+    pub fn of(batch: &NewBatch) -> Self {
+        Usage {
+            items: batch.items.len() as u64,
+            bytes: batch.items.iter().map(NewItem::stored_bytes).sum(),
+            work_ms: batch
+                .items
+                .iter()
+                .fold(0u64, |sum, item| sum.saturating_add(item.work_ms)),
+        }
+    }
+
+    /// The first bound `self` plus `more` would pass, under `settings`' limits.
+    pub fn exceeded_by(&self, more: &Usage, settings: &BatchSettings) -> Option<Bound> {
+        if self.items.saturating_add(more.items) > settings.max_queued_items {
+            Some(Bound::Items)
+        } else if self.bytes.saturating_add(more.bytes) > settings.max_stored_bytes {
+            Some(Bound::Bytes)
+        } else if self.work_ms.saturating_add(more.work_ms) > settings.max_queued_work_ms {
+            Some(Bound::Work)
+        } else {
+            None
+        }
+    }
+}
+
+/// A bound on what every client's batches hold together (per replica without Redis, per
+/// Redis with it), whatever any client says about itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Items,
+    Bytes,
+    Work,
+}
+
+impl Bound {
+    /// Its setting.
+    pub fn setting(self) -> &'static str {
+        match self {
+            Bound::Items => "KIBITZ_BATCH_MAX_QUEUED_ITEMS",
+            Bound::Bytes => "KIBITZ_BATCH_MAX_STORED_BYTES",
+            Bound::Work => "KIBITZ_BATCH_MAX_QUEUED_WORK_MS",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Bound::Items => "items queued",
+            Bound::Bytes => "bytes of batch data stored",
+            Bound::Work => "ms of search queued",
+        }
+    }
+
+    /// The metric label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::Items => "items",
+            Bound::Bytes => "bytes",
+            Bound::Work => "work",
+        }
+    }
+
+    pub(crate) fn from_code(code: i64) -> Option<Self> {
+        match code {
+            1 => Some(Bound::Items),
+            2 => Some(Bound::Bytes),
+            3 => Some(Bound::Work),
+            _ => None,
+        }
+    }
 }
 
 /// Where a batch is.
@@ -129,10 +241,14 @@ pub struct Delivery {
     pub index: usize,
     /// Items in its batch.
     pub total: usize,
-    /// The item's JSON, as it was sent.
+    /// The item's JSON, as stored.
     pub item: String,
     /// The batch's budget for items that name none.
     pub budget_ms: Option<u64>,
+    /// The search time it was admitted with (see [`NewItem::work_ms`]).
+    pub work_ms: u64,
+    /// Whether it counts in the store's [`Usage`] (an entry not written by kibitz does not).
+    pub counted: bool,
     /// Times it was handed out, this time included.
     pub attempts: u64,
     /// Whether it was taken over from a consumer that held it too long.
@@ -156,6 +272,9 @@ pub enum Outcome {
     /// It could not be run this time (its search panicked, its entry did not decode): handed
     /// out again, until its attempts are spent.
     Retry,
+    /// The pool shed it (a `/move` took the worker between the look and the search): not the
+    /// item's fault, run again once a worker beyond the spare ones is idle.
+    Shed,
 }
 
 /// Runs items: what an item means is the API's business.
@@ -172,9 +291,25 @@ pub struct QueueDepth {
     pub pending: u64,
 }
 
-/// Why the store refused or failed.
+/// Why a batch was refused, or the store failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
+    #[error("a batch needs at least one item")]
+    Empty,
+    #[error("{count} items, more than the {limit} a batch may have (KIBITZ_BATCH_MAX_ITEMS)")]
+    TooManyItems { count: u64, limit: u64 },
+    #[error(
+        "the items' budgets add up to {total_ms} ms, more than the {limit_ms} ms a batch may \
+         ask for (KIBITZ_BATCH_MAX_TOTAL_BUDGET_MS)"
+    )]
+    OverBudget { total_ms: u64, limit_ms: u64 },
+    #[error(
+        "the batch queue is full: this batch would take it past its {limit} {what} ({setting}); \
+         try again once queued work has been done",
+        what = bound.what(),
+        setting = bound.setting()
+    )]
+    Full { bound: Bound, limit: u64 },
     #[error(
         "this client already has {limit} batches queued or running, the limit \
          (KIBITZ_BATCH_MAX_IN_FLIGHT); wait for one to finish or cancel one"
@@ -197,6 +332,9 @@ pub trait BatchStore: Send + Sync + 'static {
     fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<(), BatchError>>;
     /// The batch, or `None` if unknown or expired.
     fn view<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>>;
+    /// Deletes the batch, its results and its count in the [`Usage`] (its items still queued
+    /// are skipped when taken); whether it was there.
+    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BatchError>>;
     /// Cancels the batch (items not yet run are skipped); the batch as it is, or `None`.
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>>;
     /// The next item for `consumer`: one taken over from a consumer that held it too long,
@@ -227,6 +365,8 @@ pub trait BatchStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<(), BatchError>>;
     /// Items waiting and held.
     fn depth(&self) -> BoxFuture<'_, Result<QueueDepth, BatchError>>;
+    /// Drops batches past their time (and what they count in the [`Usage`]).
+    fn sweep(&self) -> BoxFuture<'_, Result<(), BatchError>>;
 }
 
 /// The limits and names batches run under (from [`Config`]).
@@ -235,6 +375,10 @@ pub struct BatchSettings {
     pub max_items: u64,
     pub max_total_budget_ms: u64,
     pub max_in_flight: u64,
+    /// The bounds over every client (see [`Bound`]).
+    pub max_queued_items: u64,
+    pub max_stored_bytes: u64,
+    pub max_queued_work_ms: u64,
     pub ttl: Duration,
     pub max_attempts: u64,
     pub reclaim_idle: Duration,
@@ -249,12 +393,38 @@ impl BatchSettings {
             max_items: config.batch_max_items,
             max_total_budget_ms: config.batch_max_total_budget_ms,
             max_in_flight: config.batch_max_in_flight,
+            max_queued_items: config.batch_max_queued_items,
+            max_stored_bytes: config.batch_max_stored_bytes,
+            max_queued_work_ms: config.batch_max_queued_work_ms,
             ttl: Duration::from_secs(config.batch_result_ttl_s),
             max_attempts: config.batch_max_attempts,
             reclaim_idle: Duration::from_millis(config.batch_reclaim_idle_ms),
             batch_workers: config.batch_workers(),
             replica: config.replica(),
         }
+    }
+
+    /// The limit of `limit` for `bound`.
+    pub fn limit(&self, bound: Bound) -> u64 {
+        match bound {
+            Bound::Items => self.max_queued_items,
+            Bound::Bytes => self.max_stored_bytes,
+            Bound::Work => self.max_queued_work_ms,
+        }
+    }
+
+    /// Refuses a batch of `count` items before anything of it is parsed.
+    pub fn check_count(&self, count: u64) -> Result<(), BatchError> {
+        if count == 0 {
+            return Err(BatchError::Empty);
+        }
+        if count > self.max_items {
+            return Err(BatchError::TooManyItems {
+                count,
+                limit: self.max_items,
+            });
+        }
+        Ok(())
     }
 
     /// Workers of `pool` that batch items leave idle for `/move` and `/review`: an item is
@@ -281,6 +451,8 @@ impl Batches {
             Some(redis) => Arc::new(redis_store::RedisStore::new(
                 &redis.endpoint,
                 settings.clone(),
+                verify::Seal::from_config(config),
+                metrics.clone(),
             )?),
             None => Arc::new(local::LocalStore::new(settings.clone())),
         };
@@ -299,10 +471,30 @@ impl Batches {
         &self.metrics
     }
 
-    pub async fn submit(&self, batch: &NewBatch) -> Result<(), BatchError> {
-        self.store.create(batch).await?;
-        self.metrics.batch("accepted");
-        Ok(())
+    /// Queues `batch` if it keeps every limit: its own (items, total budget), its client's
+    /// (batches in flight) and every client's together ([`Bound`]). This is the one place that
+    /// decides whether a batch gets in; the API only parses and checks its items.
+    pub async fn admit(&self, batch: &NewBatch) -> Result<(), BatchError> {
+        self.settings.check_count(batch.items.len() as u64)?;
+        let usage = Usage::of(batch);
+        if usage.work_ms > self.settings.max_total_budget_ms {
+            return Err(BatchError::OverBudget {
+                total_ms: usage.work_ms,
+                limit_ms: self.settings.max_total_budget_ms,
+            });
+        }
+        match self.store.create(batch).await {
+            Ok(()) => {
+                self.metrics.batch("accepted");
+                Ok(())
+            }
+            Err(error) => {
+                if let BatchError::Full { bound, .. } = &error {
+                    self.metrics.refused(bound.as_str());
+                }
+                Err(error)
+            }
+        }
     }
 
     pub async fn view(&self, id: &str) -> Result<Option<BatchView>, BatchError> {
@@ -318,6 +510,15 @@ impl Batches {
             self.metrics.batch("cancelled");
         }
         Ok(view)
+    }
+
+    /// Deletes the batch (cancelling what is not run yet); whether it was there.
+    pub async fn delete(&self, id: &str) -> Result<bool, BatchError> {
+        let deleted = self.store.delete(id).await?;
+        if deleted {
+            self.metrics.batch("deleted");
+        }
+        Ok(deleted)
     }
 
     /// Items waiting and held, over every replica (also kept in the gauges).
@@ -350,11 +551,14 @@ impl Batches {
         }
     }
 
-    /// Refreshes the queue gauges every second until stopped.
+    /// Refreshes the queue gauges and drops expired batches every second until stopped.
     async fn keep_gauges(self, mut stopped: watch::Receiver<bool>) {
         loop {
             if let Err(error) = self.depth().await {
                 tracing::debug!(%error, "batch queue depth not read");
+            }
+            if let Err(error) = self.store.sweep().await {
+                tracing::debug!(%error, "expired batches not swept");
             }
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_secs(1)) => {}
@@ -430,6 +634,8 @@ impl Consumer {
                         batches: self.batches.clone(),
                         runner: Arc::clone(&self.runner),
                         released: self.released.clone(),
+                        pool: self.pool.clone(),
+                        spare,
                     };
                     held.spawn(async move {
                         item.run(delivery).await;
@@ -459,11 +665,18 @@ async fn until_set(flag: &mut watch::Receiver<bool>) {
     }
 }
 
+/// Times an item shed by the pool (a `/move` took the worker first) is run again before it
+/// counts as an attempt.
+const SHED_RETRIES: usize = 5;
+
 /// One item being run, with what it needs.
 struct Item {
     batches: Batches,
     runner: Arc<dyn ItemRunner>,
     released: watch::Receiver<bool>,
+    pool: WorkerPool,
+    /// Workers left idle for `/move` (see [`BatchSettings::spare_workers`]).
+    spare: usize,
 }
 
 impl Item {
@@ -499,15 +712,31 @@ impl Item {
             }
         }
         let heartbeat = (settings.reclaim_idle / 3).max(Duration::from_millis(30));
-        // Boxed, so that dropping it (a release) drops the search, which cancels it.
-        let mut running = self.runner.run(&delivery);
+        let mut shed = 0;
         let outcome = loop {
-            tokio::select! {
-                outcome = &mut running => break Some(outcome),
-                () = until_set(&mut self.released) => break None,
-                () = tokio::time::sleep(heartbeat) => {
-                    let _ = store.heartbeat(&settings.replica, &delivery).await;
+            // Boxed, so that dropping it (a release) drops the search, which cancels it.
+            let mut running = self.runner.run(&delivery);
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut running => break Some(outcome),
+                    () = until_set(&mut self.released) => break None,
+                    () = tokio::time::sleep(heartbeat) => {
+                        let _ = store.heartbeat(&settings.replica, &delivery).await;
+                    }
                 }
+            };
+            drop(running);
+            match outcome {
+                // The spare workers stay `/move`'s: again once one beyond them is idle.
+                Some(Outcome::Shed) if shed < SHED_RETRIES => {
+                    shed += 1;
+                    tokio::select! {
+                        () = self.pool.until_idle_beyond(self.spare) => {}
+                        () = until_set(&mut self.released) => break None,
+                    }
+                }
+                Some(Outcome::Shed) => break Some(Outcome::Retry),
+                other => break other,
             }
         };
         match outcome {
@@ -518,13 +747,12 @@ impl Item {
                     .item_duration
                     .observe(started.elapsed().as_secs_f64());
             }
-            Some(Outcome::Retry) => {
+            Some(Outcome::Retry | Outcome::Shed) => {
                 if let Err(error) = store.give_back(&delivery, true).await {
                     tracing::warn!(%error, "batch item not handed back");
                 }
             }
             None => {
-                drop(running);
                 if let Err(error) = store.give_back(&delivery, false).await {
                     tracing::warn!(%error, "batch item not handed back");
                 }

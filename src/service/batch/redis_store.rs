@@ -2,20 +2,36 @@
 //! consumer group, and a hash per batch for its state and one for its results.
 //!
 //! - `kibitz:batch:v1:queue:{high,normal,low}`: one entry per item (`batch`, `index`, `total`,
-//!   `item`, `budget_ms`), read by the group `kibitz` with `XREADGROUP` (each entry goes to one
+//!   `budget_ms`, `work_ms`, `item`), read by the group `kibitz` with `XREADGROUP` (each entry goes to one
 //!   consumer, a replica), and taken over from a consumer that held it longer than the idle
 //!   timeout with `XAUTOCLAIM`, which counts the hand-outs (the attempts, read with
 //!   `XPENDING`). A consumer working on an item claims it again (`XCLAIM ... JUSTID`) every
 //!   third of the idle timeout, so a long item is never taken over from a live replica.
-//! - `kibitz:batch:v1:{id}`: the batch (`total`, `client`, `cancelled`, `started`).
+//! - `kibitz:batch:v1:{id}`: the batch (`total`, `client`, `cancelled`, `started`,
+//!   `result_bytes`).
 //! - `kibitz:batch:v1:{id}:results`: index → result JSON, written with `HSETNX`, so each
 //!   index has one result whoever ran it, and only then the entry acknowledged and deleted
-//!   (`XACK`, `XDEL`, in the same `MULTI`).
+//!   (`XACK`, `XDEL`, in the same script). A cancelled or expired batch takes no more results.
 //! - `kibitz:batch:v1:client:{client}`: the ids of a client's batches, for the in-flight limit
 //!   (checked and then written in two steps: replicas racing can let a client exceed it by
 //!   the batches submitted at the same instant).
 //!
-//! Both hashes expire `KIBITZ_BATCH_RESULT_TTL_S` after the batch's last result. Consumers
+//! - `kibitz:batch:v1:usage`: what every client's batches hold together (`items`,
+//!   `queued_bytes`, `work_ms` of the queued items, `result_bytes` of the kept results),
+//!   checked and raised in one script before a batch is written, lowered by the script that
+//!   deletes an entry (only when `XDEL` deleted it, so never twice) and by the sweep.
+//! - `kibitz:batch:v1:expiry`: batch id → when it expires (ms since the epoch): created,
+//!   and pushed back `KIBITZ_BATCH_RESULT_TTL_S` at each result.
+//!
+//! **No batch key has a TTL.** The manifest's Redis evicts with `volatile-lru`, which only
+//! ever evicts keys with a TTL: the answer cache's. So batch data is never evicted (an
+//! accepted batch is never a 404 before its time), and what it takes from the cache is bounded
+//! by `KIBITZ_BATCH_MAX_STORED_BYTES`, checked before every batch is written. A replica
+//! sweeps expired batches every second (the expiry set, 200 at a time) and, when the
+//! streams are empty, resets the queued counts (so a count that drifted, an entry deleted by
+//! hand, heals). The scripts name keys they build; this is a single Redis, not a cluster.
+//!
+//! Consumers
 //! block in `XREADGROUP` on a connection of their own, so that the blocking read never holds
 //! up the other calls; both connections are the `redis` crate's `ConnectionManager`, which
 //! reconnects by itself; a Redis that restarted without its data loses the group, which is
@@ -30,10 +46,12 @@ use futures_util::future::BoxFuture;
 use redis::Value;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
+use super::verify::{Refusal, Seal, canonical_index};
 use super::{
-    BatchError, BatchSettings, BatchState, BatchStore, BatchView, Delivery, Handle, NewBatch,
-    Priority, QueueDepth,
+    BatchError, BatchSettings, BatchState, BatchStore, BatchView, Bound, Delivery, Handle,
+    NewBatch, Priority, QueueDepth, Usage, stored_bytes,
 };
+use crate::service::metrics::batch::BatchMetrics;
 use crate::service::shared_cache::{Endpoint, SharedCacheError, endpoint};
 
 const PREFIX: &str = "kibitz:batch:v1";
@@ -59,6 +77,111 @@ fn client_key(client: &str) -> String {
     format!("{PREFIX}:client:{client}")
 }
 
+fn usage_key() -> String {
+    format!("{PREFIX}:usage")
+}
+
+fn expiry_key() -> String {
+    format!("{PREFIX}:expiry")
+}
+
+/// Milliseconds since the epoch, `after` from now.
+fn epoch_ms(after: Duration) -> u64 {
+    (std::time::SystemTime::now() + after)
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Checks a batch against the bounds over every client and, if it keeps them, counts it.
+/// `KEYS[1]` usage; `ARGV` the batch's items, bytes and work, then the three limits. Answers
+/// 0, or the [`Bound`] code (1 items, 2 bytes, 3 work) it would pass.
+const RESERVE: &str = r"
+local u = redis.call('HMGET', KEYS[1], 'items', 'queued_bytes', 'result_bytes', 'work_ms')
+local items = tonumber(u[1]) or 0
+local bytes = (tonumber(u[2]) or 0) + (tonumber(u[3]) or 0)
+local work = tonumber(u[4]) or 0
+if items + tonumber(ARGV[1]) > tonumber(ARGV[4]) then return 1 end
+if bytes + tonumber(ARGV[2]) > tonumber(ARGV[5]) then return 2 end
+if work + tonumber(ARGV[3]) > tonumber(ARGV[6]) then return 3 end
+redis.call('HINCRBY', KEYS[1], 'items', ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'queued_bytes', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'work_ms', ARGV[3])
+return 0
+";
+
+/// Lowers the usage `KEYS[1]` by `ARGV` (items, queued bytes, work), never below zero.
+const LOWER: &str = r"
+local fields = {'items', 'queued_bytes', 'work_ms'}
+for i, field in ipairs(fields) do
+  local n = tonumber(ARGV[i]) or 0
+  if n > 0 and redis.call('HINCRBY', KEYS[1], field, -n) < 0 then
+    redis.call('HSET', KEYS[1], field, 0)
+  end
+end
+return 0
+";
+
+/// Stores an item's result (unless its index has one, or its batch is cancelled or gone),
+/// then acknowledges and deletes its entry, lowering the usage if the entry was deleted here.
+/// `KEYS`: results, meta, usage, expiry, stream. `ARGV`: index, result ('' for none), expiry
+/// (ms), batch id, group, entry id, item bytes, work ms, counted (1/0), result bytes.
+/// Answers `{written, results stored}`.
+const FINISH: &str = r"
+local written = 0
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[2], 'total')
+   and redis.call('HGET', KEYS[2], 'cancelled') ~= '1' then
+  written = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+  if written == 1 then
+    redis.call('HINCRBY', KEYS[2], 'result_bytes', ARGV[10])
+    redis.call('HINCRBY', KEYS[3], 'result_bytes', ARGV[10])
+    redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
+  end
+end
+redis.call('XACK', KEYS[5], ARGV[5], ARGV[6])
+if redis.call('XDEL', KEYS[5], ARGV[6]) == 1 and ARGV[9] == '1' then
+  local lower = {items = 1, queued_bytes = tonumber(ARGV[7]), work_ms = tonumber(ARGV[8])}
+  for field, n in pairs(lower) do
+    if redis.call('HINCRBY', KEYS[3], field, -n) < 0 then redis.call('HSET', KEYS[3], field, 0) end
+  end
+end
+return {written, redis.call('HLEN', KEYS[1])}
+";
+
+/// Deletes a batch and what its results count. `KEYS`: meta, results, usage, expiry. `ARGV`:
+/// its id. Answers 1 if it was there.
+const DELETE: &str = r"
+local bytes = tonumber(redis.call('HGET', KEYS[1], 'result_bytes')) or 0
+local existed = redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[4], ARGV[1])
+if bytes > 0 and redis.call('HINCRBY', KEYS[3], 'result_bytes', -bytes) < 0 then
+  redis.call('HSET', KEYS[3], 'result_bytes', 0)
+end
+return existed
+";
+
+/// Drops batches past their time. `KEYS`: expiry, usage, the three streams. `ARGV`: now (ms),
+/// the key prefix.
+const SWEEP: &str = r"
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 200)
+for _, id in ipairs(ids) do
+  local meta = ARGV[2] .. ':' .. id
+  local bytes = tonumber(redis.call('HGET', meta, 'result_bytes')) or 0
+  redis.call('DEL', meta, meta .. ':results')
+  if redis.call('HINCRBY', KEYS[2], 'result_bytes', -bytes) < 0 then
+    redis.call('HSET', KEYS[2], 'result_bytes', 0)
+  end
+  redis.call('ZREM', KEYS[1], id)
+end
+if redis.call('XLEN', KEYS[3]) + redis.call('XLEN', KEYS[4]) + redis.call('XLEN', KEYS[5]) == 0 then
+  redis.call('HSET', KEYS[2], 'items', 0, 'queued_bytes', 0, 'work_ms', 0)
+end
+if redis.call('ZCARD', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[2], 'result_bytes', 0)
+end
+return #ids
+";
+
 /// A batch's `total`, `cancelled` and `started`, as read.
 type MetaFlags = (Option<String>, Option<String>, Option<String>);
 
@@ -71,12 +194,23 @@ pub struct RedisStore {
     settings: BatchSettings,
     /// When this replica last looked for items to take over.
     last_reclaim: Mutex<Option<Instant>>,
+    /// Signs entries and results, and checks what is read back ([`super::verify`]).
+    seal: Seal,
+    /// Where refusals of what was read back are counted.
+    metrics: BatchMetrics,
 }
 
 impl RedisStore {
-    pub fn new(endpoint: &Endpoint, settings: BatchSettings) -> Result<Self, SharedCacheError> {
+    pub fn new(
+        endpoint: &Endpoint,
+        settings: BatchSettings,
+        seal: Seal,
+        metrics: BatchMetrics,
+    ) -> Result<Self, SharedCacheError> {
         let (client, _) = endpoint::client(endpoint)?;
         Ok(RedisStore {
+            seal,
+            metrics,
             client,
             calls: Mutex::new(None),
             reads: Mutex::new(None),
@@ -147,6 +281,51 @@ impl RedisStore {
             });
         }
         self.ensure_groups().await?;
+        let adds = Usage::of(batch);
+        let settings = &self.settings;
+        let code: i64 = redis::cmd("EVAL")
+            .arg(RESERVE)
+            .arg(1)
+            .arg(usage_key())
+            .arg(adds.items)
+            .arg(adds.bytes)
+            .arg(adds.work_ms)
+            .arg(settings.max_queued_items)
+            .arg(settings.max_stored_bytes)
+            .arg(settings.max_queued_work_ms)
+            .query_async(&mut connection)
+            .await?;
+        if let Some(bound) = Bound::from_code(code) {
+            return Err(BatchError::Full {
+                bound,
+                limit: settings.limit(bound),
+            });
+        }
+        let written = self.write_batch(&mut connection, batch).await;
+        if written.is_err() {
+            // Not written: what was counted for it is given back.
+            let lowered: Result<(), _> = redis::cmd("EVAL")
+                .arg(LOWER)
+                .arg(1)
+                .arg(usage_key())
+                .arg(adds.items)
+                .arg(adds.bytes)
+                .arg(adds.work_ms)
+                .query_async(&mut connection)
+                .await;
+            if let Err(error) = lowered {
+                tracing::warn!(%error, "a refused batch's count not given back (the sweep heals it)");
+            }
+        }
+        written
+    }
+
+    /// Writes the batch's keys and queues its items, all or nothing.
+    async fn write_batch(
+        &self,
+        connection: &mut ConnectionManager,
+        batch: &NewBatch,
+    ) -> Result<(), BatchError> {
         let ttl = self.settings.ttl.as_secs().max(1);
         let meta = meta_key(&batch.id);
         let total = batch.items.len();
@@ -164,12 +343,24 @@ impl RedisStore {
             .arg("cancelled")
             .arg(0)
             .ignore()
-            .cmd("EXPIRE")
-            .arg(&meta)
-            .arg(ttl)
+            .cmd("ZADD")
+            .arg(expiry_key())
+            .arg(epoch_ms(self.settings.ttl))
+            .arg(&batch.id)
             .ignore();
         let queue = stream(batch.priority);
+        let total_text = total.to_string();
         for (index, item) in batch.items.iter().enumerate() {
+            let work = item.work_ms.to_string();
+            let index_text = index.to_string();
+            let mac = self.seal.sign(&[
+                &batch.id,
+                &index_text,
+                &total_text,
+                &budget,
+                &work,
+                &item.json,
+            ]);
             pipe.cmd("XADD")
                 .arg(&queue)
                 .arg("*")
@@ -181,8 +372,12 @@ impl RedisStore {
                 .arg(total)
                 .arg("budget_ms")
                 .arg(&budget)
+                .arg("work_ms")
+                .arg(&work)
                 .arg("item")
-                .arg(item)
+                .arg(&item.json)
+                .arg("mac")
+                .arg(mac.unwrap_or_default())
                 .ignore();
         }
         let client = client_key(&batch.client);
@@ -194,7 +389,7 @@ impl RedisStore {
             .arg(&client)
             .arg(ttl)
             .ignore();
-        pipe.query_async::<()>(&mut connection).await?;
+        pipe.query_async::<()>(connection).await?;
         Ok(())
     }
 
@@ -232,7 +427,7 @@ impl RedisStore {
         connection: &mut ConnectionManager,
         id: &str,
     ) -> Result<Option<BatchView>, BatchError> {
-        let (meta, results): (HashMap<String, String>, HashMap<String, String>) = redis::pipe()
+        let (meta, raw_results): (HashMap<String, String>, HashMap<String, String>) = redis::pipe()
             .cmd("HGETALL")
             .arg(meta_key(id))
             .cmd("HGETALL")
@@ -243,11 +438,15 @@ impl RedisStore {
             return Ok(None);
         };
         let flag = |name: &str| meta.get(name).is_some_and(|v| v == "1");
-        let mut results: Vec<(usize, String)> = results
-            .into_iter()
-            .filter_map(|(index, result)| Some((index.parse().ok()?, result)))
-            .filter(|(index, _)| *index < total)
-            .collect();
+        // Each field checked: a canonical index in range (so no index twice), the value a
+        // result's shape, sealed with the key when there is one.
+        let mut results: Vec<(usize, String)> = Vec::with_capacity(raw_results.len());
+        for (field, stored) in &raw_results {
+            match self.seal.open_result(id, total, field, stored) {
+                Ok((index, json)) => results.push((index, json.to_owned())),
+                Err(refusal) => self.refused("result", refusal, id),
+            }
+        }
         results.sort_unstable_by_key(|(index, _)| *index);
         Ok(Some(BatchView {
             id: id.to_owned(),
@@ -298,14 +497,62 @@ impl RedisStore {
             let reply: Value = read_group(consumer, &[priority], None)
                 .query_async(&mut reads)
                 .await?;
-            if let Some(delivery) = first_entry(&reply)? {
+            if let Some(delivery) = self.first_entry(&reply) {
                 return Ok(Some(delivery));
             }
         }
         let reply: Value = read_group(consumer, &Priority::ALL, Some(BLOCK_MS))
             .query_async(&mut reads)
             .await?;
-        first_entry(&reply)
+        Ok(self.first_entry(&reply))
+    }
+
+    /// Counts and logs something refused when read back.
+    fn refused(&self, what: &'static str, refusal: Refusal, batch: &str) {
+        self.metrics.forged(refusal.as_str());
+        tracing::warn!(
+            what,
+            batch,
+            reason = refusal.as_str(),
+            "refused what Redis gave back (not written by kibitz, or changed since)"
+        );
+    }
+
+    /// The first entry of an `XREADGROUP` reply (`[[stream, [[id, fields]]], ...]`), or
+    /// `None` when it timed out or was empty.
+    fn first_entry(&self, reply: &Value) -> Option<Delivery> {
+        let Value::Array(streams) = reply else {
+            return None;
+        };
+        for read in streams {
+            let Value::Array(parts) = read else { continue };
+            let (Some(name), Some(Value::Array(entries))) =
+                (parts.first().and_then(text), parts.get(1))
+            else {
+                continue;
+            };
+            let Some(priority) = Priority::ALL.into_iter().find(|p| stream(*p) == name) else {
+                continue;
+            };
+            if let Some(entry) = entries.first() {
+                return Some(self.checked_entry(priority, entry).unwrap_or_else(|| {
+                    // Not an item: skipped unrun and dropped (its batch, "", is never there).
+                    undecodable(priority, entry)
+                }));
+            }
+        }
+        None
+    }
+
+    /// The entry as an item if it is one kibitz wrote (see [`super::verify`]); else counted.
+    fn checked_entry(&self, priority: Priority, entry: &Value) -> Option<Delivery> {
+        match parse_entry(priority, entry, &self.seal) {
+            Ok(delivery) => Some(delivery),
+            Err((refusal, batch)) => {
+                self.refused("queue entry", refusal, &batch);
+                None
+            }
+        }
     }
 
     fn reclaim_due(&self) -> bool {
@@ -348,7 +595,7 @@ impl RedisStore {
         let Some(entry) = entries.first() else {
             return Ok(None);
         };
-        let Some(mut delivery) = parse_entry(priority, entry) else {
+        let Some(mut delivery) = self.checked_entry(priority, entry) else {
             self.drop_entry(priority, entry).await?;
             return Ok(None);
         };
@@ -384,20 +631,42 @@ impl RedisStore {
     async fn wanted_now(&self, delivery: &Delivery) -> Result<bool, BatchError> {
         let mut connection = self.calls()?;
         let meta = meta_key(&delivery.batch);
-        let (flags, stored): (MetaFlags, bool) = redis::pipe()
+        let results = results_key(&delivery.batch);
+        let (flags, stored): (MetaFlags, Option<String>) = redis::pipe()
             .cmd("HMGET")
             .arg(&meta)
             .arg("total")
             .arg("cancelled")
             .arg("started")
-            .cmd("HEXISTS")
-            .arg(results_key(&delivery.batch))
+            .cmd("HGET")
+            .arg(&results)
             .arg(delivery.index)
             .query_async(&mut connection)
             .await?;
         let (total, cancelled, started) = flags;
-        if total.is_none() || cancelled.as_deref() == Some("1") || stored {
+        // An entry naming a batch of another size is not that batch's item.
+        if total.as_deref() != Some(delivery.total.to_string().as_str())
+            || cancelled.as_deref() == Some("1")
+        {
             return Ok(false);
+        }
+        if let Some(stored) = stored {
+            let field = delivery.index.to_string();
+            match self
+                .seal
+                .open_result(&delivery.batch, delivery.total, &field, &stored)
+            {
+                Ok(_) => return Ok(false),
+                // A forged result holds the index: it goes, and the item is run.
+                Err(refusal) => {
+                    self.refused("result", refusal, &delivery.batch);
+                    redis::cmd("HDEL")
+                        .arg(&results)
+                        .arg(&field)
+                        .query_async::<()>(&mut connection)
+                        .await?;
+                }
+            }
         }
         if started.is_none() {
             redis::cmd("HSET")
@@ -417,31 +686,29 @@ impl RedisStore {
     ) -> Result<bool, BatchError> {
         let (priority, id) = stream_handle(delivery)?;
         let mut connection = self.calls()?;
-        let Some(result) = result else {
-            ack(priority, id).query_async::<()>(&mut connection).await?;
-            return Ok(false);
-        };
-        let ttl = self.settings.ttl.as_secs().max(1);
-        let results = results_key(&delivery.batch);
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .cmd("HSETNX")
-            .arg(&results)
-            .arg(delivery.index)
-            .arg(result)
-            .cmd("HLEN")
-            .arg(&results)
-            .cmd("EXPIRE")
-            .arg(&results)
-            .arg(ttl)
-            .ignore()
-            .cmd("EXPIRE")
+        let sealed =
+            result.map(|json| self.seal.seal_result(&delivery.batch, delivery.index, json));
+        let (written, stored): (i64, usize) = redis::cmd("EVAL")
+            .arg(FINISH)
+            .arg(5)
+            .arg(results_key(&delivery.batch))
             .arg(meta_key(&delivery.batch))
-            .arg(ttl)
-            .ignore();
-        push_ack(&mut pipe, priority, id);
-        let (written, stored): (bool, usize) = pipe.query_async(&mut connection).await?;
-        Ok(written && stored == delivery.total)
+            .arg(usage_key())
+            .arg(expiry_key())
+            .arg(stream(priority))
+            .arg(delivery.index)
+            .arg(sealed.as_deref().unwrap_or(""))
+            .arg(epoch_ms(self.settings.ttl))
+            .arg(&delivery.batch)
+            .arg(GROUP)
+            .arg(id)
+            .arg(stored_bytes(&delivery.item))
+            .arg(delivery.work_ms)
+            .arg(if delivery.counted { 1 } else { 0 })
+            .arg(sealed.as_deref().map_or(0, stored_bytes))
+            .query_async(&mut connection)
+            .await?;
+        Ok(written == 1 && stored == delivery.total)
     }
 
     /// Makes the item idle for longer than the timeout: the next look for items to take over
@@ -477,6 +744,24 @@ impl RedisStore {
             .arg("JUSTID")
             .query_async::<()>(&mut connection)
             .await?;
+        Ok(())
+    }
+
+    async fn sweep_now(&self) -> Result<(), BatchError> {
+        let mut connection = self.calls()?;
+        let mut sweep = redis::cmd("EVAL");
+        sweep.arg(SWEEP).arg(5).arg(expiry_key()).arg(usage_key());
+        for priority in Priority::ALL {
+            sweep.arg(stream(priority));
+        }
+        let swept: u64 = sweep
+            .arg(epoch_ms(Duration::ZERO))
+            .arg(PREFIX)
+            .query_async(&mut connection)
+            .await?;
+        if swept > 0 {
+            tracing::debug!(swept, "expired batches dropped");
+        }
         Ok(())
     }
 
@@ -583,56 +868,55 @@ fn entry_id(entry: &Value) -> Option<String> {
     }
 }
 
-/// The first entry of an `XREADGROUP` reply (`[[stream, [[id, fields]]], ...]`), or `None`
-/// when it timed out or was empty.
-fn first_entry(reply: &Value) -> Result<Option<Delivery>, BatchError> {
-    let Value::Array(streams) = reply else {
-        return Ok(None);
-    };
-    for read in streams {
-        let Value::Array(parts) = read else { continue };
-        let (Some(name), Some(Value::Array(entries))) =
-            (parts.first().and_then(text), parts.get(1))
-        else {
-            continue;
-        };
-        let Some(priority) = Priority::ALL.into_iter().find(|p| stream(*p) == name) else {
-            continue;
-        };
-        if let Some(entry) = entries.first() {
-            return Ok(Some(parse_entry(priority, entry).unwrap_or_else(|| {
-                // Not an item: it fails its attempts and is dropped (see `Delivery::batch`).
-                undecodable(priority, entry)
-            })));
-        }
-    }
-    Ok(None)
-}
-
-/// An entry `[id, [field, value, ...]]` as an item, once handed out.
-fn parse_entry(priority: Priority, entry: &Value) -> Option<Delivery> {
+/// An entry `[id, [field, value, ...]]` as an item, once handed out, if its shape is an
+/// item's and `seal` verifies it; else why not, and the batch it names.
+fn parse_entry(
+    priority: Priority,
+    entry: &Value,
+    seal: &Seal,
+) -> Result<Delivery, (Refusal, String)> {
+    let shape = |batch: &str| (Refusal::Shape, batch.to_owned());
     let Value::Array(parts) = entry else {
-        return None;
+        return Err(shape(""));
     };
-    let id = parts.first().and_then(text)?;
+    let id = parts.first().and_then(text).ok_or_else(|| shape(""))?;
     let Some(Value::Array(fields)) = parts.get(1) else {
-        return None;
+        return Err(shape(""));
     };
     let mut map = HashMap::new();
     for pair in fields.chunks(2) {
         if let [field, value] = pair {
-            map.insert(text(field)?, text(value)?);
+            map.insert(
+                text(field).ok_or_else(|| shape(""))?,
+                text(value).ok_or_else(|| shape(""))?,
+            );
         }
     }
-    Some(Delivery {
-        batch: map.remove("batch")?,
-        index: map.get("index")?.parse().ok()?,
-        total: map.get("total")?.parse().ok()?,
-        item: map.remove("item")?,
+    let batch = map.get("batch").cloned().unwrap_or_default();
+    let field = |name: &str| map.get(name).map(String::as_str);
+    let (Some(index), Some(total), Some(item)) = (field("index"), field("total"), field("item"))
+    else {
+        return Err(shape(&batch));
+    };
+    let total_n: usize = total.parse().map_err(|_| shape(&batch))?;
+    let index_n = canonical_index(index, total_n).map_err(|r| (r, batch.clone()))?;
+    let budget = field("budget_ms").unwrap_or("");
+    let work = field("work_ms").unwrap_or("");
+    if !seal.verify(&[&batch, index, total, budget, work, item], field("mac")) {
+        return Err((Refusal::Signature, batch));
+    }
+    Ok(Delivery {
+        index: index_n,
+        total: total_n,
+        item: map.remove("item").unwrap_or_default(),
         budget_ms: map.get("budget_ms").and_then(|b| b.parse().ok()),
+        work_ms: map.get("work_ms").and_then(|w| w.parse().ok()).unwrap_or(0),
+        // Only entries kibitz wrote (with their work) were counted in the usage.
+        counted: map.contains_key("work_ms"),
         attempts: 1,
         reclaimed: false,
         priority,
+        batch,
         handle: Handle::Stream { priority, id },
     })
 }
@@ -646,6 +930,8 @@ fn undecodable(priority: Priority, entry: &Value) -> Delivery {
         total: 0,
         item: String::new(),
         budget_ms: None,
+        work_ms: 0,
+        counted: false,
         attempts: 1,
         reclaimed: false,
         priority,
@@ -676,6 +962,24 @@ impl BatchStore for RedisStore {
         async move {
             let mut connection = self.calls()?;
             self.view_now(&mut connection, id).await
+        }
+        .boxed()
+    }
+
+    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, BatchError>> {
+        async move {
+            let mut connection = self.calls()?;
+            let existed: i64 = redis::cmd("EVAL")
+                .arg(DELETE)
+                .arg(4)
+                .arg(meta_key(id))
+                .arg(results_key(id))
+                .arg(usage_key())
+                .arg(expiry_key())
+                .arg(id)
+                .query_async(&mut connection)
+                .await?;
+            Ok(existed == 1)
         }
         .boxed()
     }
@@ -721,5 +1025,9 @@ impl BatchStore for RedisStore {
 
     fn depth(&self) -> BoxFuture<'_, Result<QueueDepth, BatchError>> {
         self.depth_now().boxed()
+    }
+
+    fn sweep(&self) -> BoxFuture<'_, Result<(), BatchError>> {
+        self.sweep_now().boxed()
     }
 }

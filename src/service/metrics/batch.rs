@@ -31,6 +31,17 @@ pub struct BatchMetrics {
     pub batches: Family<OutcomeLabel, Counter>,
     /// Time from taking an item to storing its result.
     pub item_duration: Histogram,
+    /// Batches refused by a bound over every client, by bound (`items`, `bytes`, `work`).
+    pub refused: Family<ReasonLabel, Counter>,
+    /// Entries read back from the store and refused, by what failed (`signature`, `shape`,
+    /// `index`, `answer`).
+    pub forged: Family<ReasonLabel, Counter>,
+}
+
+/// Why a batch or an entry was refused (a closed set).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabel {
+    pub reason: &'static str,
 }
 
 impl BatchMetrics {
@@ -43,7 +54,19 @@ impl BatchMetrics {
             items: Family::default(),
             batches: Family::default(),
             item_duration: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
+            refused: Family::default(),
+            forged: Family::default(),
         };
+        registry.register(
+            "refused",
+            "Batches refused because the queue over every client was full, by bound",
+            metrics.refused.clone(),
+        );
+        registry.register(
+            "forged",
+            "Batch queue entries and results read back from the store and refused, by check",
+            metrics.forged.clone(),
+        );
         registry.register(
             "queue_depth",
             "Batch items waiting for a worker, over every replica (the autoscaling signal)",
@@ -80,6 +103,14 @@ impl BatchMetrics {
 
     pub fn item(&self, outcome: &'static str) {
         self.items.get_or_create(&OutcomeLabel { outcome }).inc();
+    }
+
+    pub fn refused(&self, reason: &'static str) {
+        self.refused.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
+    pub fn forged(&self, reason: &'static str) {
+        self.forged.get_or_create(&ReasonLabel { reason }).inc();
     }
 
     pub fn batch(&self, outcome: &'static str) {

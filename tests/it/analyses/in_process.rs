@@ -160,7 +160,7 @@ async fn a_cancelled_batch_runs_no_more_items() {
     let (_, _, location) = submit(&base, &body, None).await;
     tokio::time::sleep(Duration::from_millis(120)).await;
     let response = reqwest::Client::new()
-        .delete(format!("{base}{location}"))
+        .post(format!("{base}{location}/cancel"))
         .send()
         .await
         .unwrap();
@@ -174,6 +174,38 @@ async fn a_cancelled_batch_runs_no_more_items() {
     // At most the items running when it was cancelled finished after.
     assert!(later["done"].as_u64().unwrap() <= done_then + 2, "{later}");
     assert!(later["done"].as_u64().unwrap() < 60);
+}
+
+#[tokio::test]
+async fn a_deleted_batch_is_gone_a_get_after_is_404_and_a_second_delete_too() {
+    let (_server, base) = server(Config::for_tests()).await;
+    let body = json!({"items": gomoku_items(10), "budget_ms": 50});
+    let (_, _, location) = submit(&base, &body, None).await;
+    let client = reqwest::Client::new();
+    let response = client
+        .delete(format!("{base}{location}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 204);
+    let (status, problem) = get(&base, &location).await;
+    assert_eq!(status, 404, "{problem}");
+    let response = client
+        .delete(format!("{base}{location}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    let response = client
+        .post(format!("{base}{location}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    // Its items are not run: the queue empties without them.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, queue) = get(&base, "/analyses").await;
+    assert_eq!(queue["queued"], 0, "{queue}");
 }
 
 #[tokio::test]
