@@ -22,15 +22,12 @@
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
 //! - [`renju`]: renju's forbidden points for black (exact, recursive).
 //! - [`wincheck`]: the static win test (won and lost shapes from the counts alone).
-//! - [`movepick`]: the main search's move generation in stages (forced blocks, exact
-//!   defences, the rest by score).
 
 pub mod board;
 pub mod cell_set;
 mod defence;
 pub mod eval;
 mod line_stones;
-pub mod movepick;
 pub mod patterns;
 pub mod renju;
 pub mod search;
@@ -378,6 +375,17 @@ impl Gomoku {
 }
 
 impl Gomoku {
+    /// Whether `cell` makes or stops a threat: an open three or more for the mover, a four for
+    /// the opponent, or a double threat of either side. Such moves are never reduced.
+    fn is_tactical(&self, cell: usize) -> bool {
+        let me = self.to_move.index();
+        self.board.best_level(cell, me) >= OPEN_THREE
+            || self.board.best_level(cell, 1 - me) >= FOUR
+            || (0..2).any(|side| {
+                (1..=board::DOUBLE_FOUR).contains(&(self.board.shape(cell, side) as usize))
+            })
+    }
+
     /// The threat rules: win if possible; else block a five; against an open three answer only
     /// with moves that can matter (fours of our own, or cells on the threatened line).
     fn threat_moves(&self, out: &mut Vec<Move>) {

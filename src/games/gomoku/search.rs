@@ -1,46 +1,39 @@
-//! Gomoku's main search on big boards: an alpha-beta with its own node function, the way
-//! `connect4/solver.rs` is Connect-4's, used by [`Gomoku::think`](super::Gomoku). (The
-//! threat searches, VCF and VCT, are [`super::vcf`] and [`super::vct`]; this one runs after
-//! them.)
+//! Gomoku's own search on big boards: a threat-aware alpha-beta with its own node function,
+//! the way `connect4/solver.rs` is Connect-4's, used by [`Gomoku::think`](super::Gomoku).
 //!
 //! The generic engine searches every candidate the game offers and stops at a static
-//! evaluation; strong gomoku engines instead let threats narrow the tree and prune and reduce
-//! everything, threats included. The key ideas, each a numbered step of `MainSearch::node`:
+//! evaluation; strong gomoku engines instead prune hard where the position is quiet and look
+//! further where it is forcing. The key ideas, each a numbered step of `MainSearch::node`:
 //!
 //! - **Won shapes are read, not searched.** Every node starts with the static win test
 //!   ([`super::wincheck`]): a five to make, an open four or a double four to make (win in 3),
 //!   a four-three with no four of the opponent's (win in 5), two fives of the opponent (loss in
-//!   2). A move that ignores such a shape is refuted at its child in one node.
-//! - **Threats narrow the moves** ([`super::movepick`]): a five of the opponent's is blocked,
-//!   an open three is answered on its exact defence cells (or by a four), a four-three point on
-//!   the lines through it (or by a four). A single forced block is searched a ply deeper.
-//! - **Reductions for every move.** Depth is counted in sixteenths of a ply. Late-move
-//!   reductions apply from the second move of every node, fours and threat answers included,
-//!   with the full ln(depth) x ln(move number) base, more on cut nodes and when the evaluation
-//!   is not improving, less on PV nodes and for strong shapes; a reduced move is searched at
-//!   one ply at least and again in full when it beats alpha. The root reduces its moves from
-//!   the third by half as much.
-//! - **Pruning for every move but the threats.** Move-count pruning limits every node by depth
-//!   and "improving" (to 8 plies), child futility and reverse futility act where no five is to
-//!   be blocked; the mover's fours and the cells where the opponent would make one are
-//!   reduced, never pruned. (Pruning them too, and judging a node that faces an open three
-//!   near the horizon by the horizon, bought two plies and lost games: docs/gomoku.md.)
-//! - **A horizon that stands pat first**: the static evaluation fails high at once; only
-//!   below beta does the side to move's short VCF ([`VcfSolver`], a few dozen nodes, in place)
-//!   look for a forced win.
-//! - **A second core** ([`run_main_search`]): helper threads run the same search, the first
-//!   iteration one ply deeper, and share only the table (Lazy SMP).
+//!   2) end the node at once, with the line's length as the score.
+//! - **Threats inside the tree.** A four of the opponent is answered by its block(s) only, and a
+//!   single forced block is searched one ply deeper (it costs nothing: the tree does not
+//!   widen). At the horizon the side to move's continuous fours are searched ([`VcfSolver`], a
+//!   few dozen nodes, in place) instead of a quiescence search: a VCF there is a proven win, not
+//!   a guess. Razoring drops into the same VCF-or-evaluate horizon early.
+//! - **Pruning in quiet positions** (no four and no open three of the opponent on the board):
+//!   reverse futility (evaluation far above beta), razoring (far below alpha), move-count
+//!   pruning of quiet moves by depth, and futility pruning of quiet children whose evaluation
+//!   plus a margin cannot reach alpha. Threat moves (an open three or more of ours, a four of
+//!   theirs blocked, a double threat) are never pruned or reduced.
+//! - **Late-move reductions driven by the move's ordering score** (the "policy": the
+//!   cell's pattern codes for both sides, [`Gomoku::move_order_hint`]): the lower a move ranks
+//!   and the deeper the node, the shallower it is searched first; a reduced move that beats
+//!   alpha is searched again in full.
 //!
-//! An iteration is one ply of nominal depth, as the `iteration` events report it. Its decisive
-//! scores are as sound as the pruning allows, not proofs: `think` confirms them with the exact
-//! engine before it reports a proven outcome. The transposition table is the service's shared
-//! one, keyed apart from the exact search's entries.
+//! - **A second core** ([`run_main_search`]): helper threads run the same search, the
+//!   first iteration one ply deeper, and share only the table (Lazy SMP).
+//!
+//! Its decisive scores are as sound as the pruning allows, not proofs: `think` confirms them
+//! with the exact engine before it reports a proven outcome. The transposition table is the
+//! service's shared one, keyed apart from the exact search's entries.
 
 use std::time::Instant;
 
 use super::Gomoku;
-use super::board::FOUR_PLUS;
-use super::movepick::Stage;
 use super::patterns::{FIVE, FOUR, OPEN_FOUR};
 use super::vcf::{MAX_FOURS, VcfLimits, VcfSolver};
 use super::wincheck::Verdict;
@@ -53,7 +46,7 @@ use crate::engine::{
 
 /// Mixed into the hash: this search's scores are not the exact engine's, nor the old selective
 /// view's, and must never be read as them.
-const TABLE_SALT: u64 = 0x7EA7_5EA2_C400_0004;
+const TABLE_SALT: u64 = 0x7EA7_5EA2_C400_0003;
 
 /// Boards with more cells than this are searched by [`MainSearch`]; smaller ones, where the
 /// exact engine reaches the end of the game or near it, by the engine.
@@ -62,48 +55,35 @@ pub const MAIN_SEARCH_MIN_CELLS: usize = 100;
 /// Nodes between two reads of the clock.
 const CHECK_INTERVAL: u64 = 1024;
 
-/// One ply of depth: depths are counted in sixteenths so that reductions can be fractional.
-const ONE_PLY: i32 = 16;
-
 /// Root moves searched (the best by ordering score).
 const ROOT_WIDTH: usize = 20;
-/// Most moves a node with no threat to answer searches (the selective width).
+/// Most moves a quiet node below the root searches (the selective width).
 const WIDTH: usize = 12;
 
 /// Nodes one horizon VCF may visit: enough for the short combinations a quiescence search would
-/// find, cheap enough to run at every leaf that does not stand pat.
-const HORIZON_VCF_NODES: u64 = 24;
+/// find, cheap enough to run at every leaf where the mover has a four to make.
+const HORIZON_VCF_NODES: u64 = 48;
 /// Fours a horizon VCF may play.
-const HORIZON_VCF_FOURS: u32 = 8;
+const HORIZON_VCF_FOURS: u32 = 12;
 
-/// Reverse futility: with at most this many plies left, a null-window node whose evaluation
-/// beats beta by `REVERSE_FUTILITY_MARGIN` a ply (one ply less when improving) returns at once.
-/// (Eight plies, as strong engines do with a stronger evaluation, lost games in self-play.)
-const REVERSE_FUTILITY_PLIES: i32 = 3;
+/// Reverse futility: at most this many plies left, a quiet null-window node whose evaluation
+/// beats beta by `REVERSE_FUTILITY_MARGIN` a ply returns at once.
+const REVERSE_FUTILITY_DEPTH: i32 = 3;
 const REVERSE_FUTILITY_MARGIN: Score = 40;
-/// Razoring: with at most this many plies left, a null-window node whose evaluation is
-/// `RAZOR_MARGIN` a ply below alpha is judged by the horizon (stand pat, VCF).
-const RAZOR_PLIES: i32 = 2;
+/// Razoring: at most this many plies left, a quiet null-window node whose evaluation is
+/// `RAZOR_MARGIN` a ply below alpha is judged by the horizon (VCF, else evaluation).
+const RAZOR_DEPTH: i32 = 2;
 const RAZOR_MARGIN: Score = 100;
-/// Child futility: with at most this many plies left, a move that makes no four is skipped
-/// when the node's evaluation plus `FUTILITY_MARGIN` a ply (plus the move's own ordering
-/// value) cannot reach alpha.
-const FUTILITY_PLIES: i32 = 4;
+/// Child futility: at most this many plies left, a quiet move is skipped when the node's
+/// evaluation plus `FUTILITY_MARGIN` a ply (plus the move's own ordering value) is below alpha.
+const FUTILITY_DEPTH: i32 = 3;
 const FUTILITY_MARGIN: Score = 60;
-/// Move-count pruning: with `d` plies left (d <= `LATE_MOVE_PLIES`), moves after the first
-/// `late_moves(d, improving)` are not searched.
-const LATE_MOVE_PLIES: i32 = 8;
+/// Move-count pruning: with `d` plies left (d <= 3), quiet moves after the first
+/// `LATE_MOVES[d]` are not searched.
+const LATE_MOVES: [usize; 4] = [WIDTH, 5, 8, 11];
 /// Forced-reply extensions are granted only this far from the root, in plies, beyond the
 /// iteration's depth (a chain of fours can be long, but each is one move wide).
 const EXTENSION_PLIES: usize = 24;
-/// No static evaluation at this ply (a five to block: the evaluation is not computed).
-const NO_EVAL: Score = Score::MIN;
-
-/// Moves searched at a node with `plies` left before the rest are pruned.
-fn late_moves(plies: i32, improving: bool) -> usize {
-    let base = 3.0 + f64::from(plies.max(1)).powf(1.3);
-    (if improving { base } else { base * 0.6 }) as usize + 1
-}
 
 /// The state of one search: a private copy of the position walked in place, per-ply buffers
 /// allocated once, the ordering memory and the horizon's VCF solver.
@@ -124,41 +104,16 @@ pub struct MainSearch<'t> {
     moves: Vec<Vec<Move>>,
     keys: Vec<Vec<i64>>,
     hints: Vec<Vec<i32>>,
-    /// Per ply: the static evaluation (or `NO_EVAL`), for the "improving" test two plies on.
-    evals: Vec<Score>,
     /// Triangular principal-variation table.
     pv: Vec<[Move; MAX_PLY]>,
     pv_len: [usize; MAX_PLY + 1],
-    /// The move made at each ply of the current line (`line[0]` the root's).
-    line: [Move; MAX_PLY + 1],
-    /// Depth of the iteration under way in plies (bounds the extensions).
+    /// Depth of the iteration under way (bounds the extensions).
     iteration_depth: i32,
-    /// Late-move reductions in sixteenths of a ply, by remaining plies and move number.
-    reductions: Vec<[i16; 64]>,
+    /// Late-move reductions by depth and move number.
+    reductions: Vec<[i8; 64]>,
     /// The first iteration's depth: 1 on the calling thread, 2 on a Lazy SMP helper (staggered
     /// depths make the threads fill the table with different subtrees).
     first_depth: u32,
-    /// Where the nodes went, for the debug log (the yardstick's node kinds).
-    counts: NodeCounts,
-}
-
-/// Counters of what the search's nodes did, logged at debug level when a search ends: the
-/// figures the yardstick (docs/gomoku.md) compares from build to build. A few additions a
-/// node.
-#[derive(Clone, Copy, Debug, Default)]
-struct NodeCounts {
-    /// Nodes decided by the static win test.
-    static_verdicts: u64,
-    /// Horizon calls, VCF runs among them and VCF wins found.
-    horizons: u64,
-    vcf_runs: u64,
-    vcf_wins: u64,
-    /// Move-loop nodes by stage: forced, open three, four-three, every candidate.
-    by_stage: [u64; 4],
-    /// Cutoffs by the table, reverse futility and razoring.
-    table_cuts: u64,
-    futility_cuts: u64,
-    razor_cuts: u64,
 }
 
 /// Searches `pos` under `limits` with `helpers` extra threads (Lazy SMP: the same iterative
@@ -201,13 +156,12 @@ impl<'t> MainSearch<'t> {
     pub fn new(pos: Gomoku, table: &'t TranspositionTable, limits: SearchLimits) -> Self {
         let cells = pos.board.cells.len();
         let reductions = (0..MAX_PLY)
-            .map(|plies| {
-                let mut row = [0i16; 64];
+            .map(|depth| {
+                let mut row = [0i8; 64];
                 for (i, r) in row.iter_mut().enumerate().skip(1) {
-                    // The usual logarithmic shape, full size: reductions grow with the depth
-                    // left and the move number.
-                    let value = (plies.max(1) as f64).ln() * (i as f64).ln();
-                    *r = (value * f64::from(ONE_PLY)).clamp(0.0, 1000.0) as i16;
+                    // The usual logarithmic shape: reductions grow with depth and move number.
+                    let value = 0.4 + (depth.max(1) as f64).ln() * (i as f64).ln() / 2.0;
+                    *r = value.clamp(0.0, 60.0) as i8;
                 }
                 row
             })
@@ -232,14 +186,11 @@ impl<'t> MainSearch<'t> {
             moves: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
             keys: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
             hints: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
-            evals: vec![NO_EVAL; MAX_PLY + 1],
             pv: vec![[Move::NONE; MAX_PLY]; MAX_PLY + 1],
             pv_len: [0; MAX_PLY + 1],
-            line: [Move::NONE; MAX_PLY + 1],
             iteration_depth: 1,
             reductions,
             first_depth: 1,
-            counts: NodeCounts::default(),
         }
     }
 
@@ -330,14 +281,6 @@ impl<'t> MainSearch<'t> {
             }
         }
         report.nodes = self.nodes + self.vcf.nodes();
-        tracing::debug!(
-            target: "kibitz::gomoku::search",
-            depth = report.depth,
-            main_nodes = self.nodes,
-            horizon_vcf_nodes = self.vcf.nodes(),
-            counts = ?self.counts,
-            "main search finished"
-        );
         report.table = self.stats;
         report.elapsed = start.elapsed();
         report
@@ -372,27 +315,13 @@ impl<'t> MainSearch<'t> {
         let mut best_score = -INFINITY;
         for i in 0..root.len() {
             let mv = root[i].0;
-            self.line[0] = mv;
             self.pos.make(mv);
-            let child_depth = (depth - 1) * ONE_PLY;
             let score = if i == 0 {
-                -self.node(child_depth, 1, -beta, -alpha, false)
+                -self.node(depth - 1, 1, -beta, -alpha)
             } else {
-                // From the third move on, the root's moves are reduced by half the usual
-                // amount (they are few and ordered by score) and searched again in full when
-                // they beat the best.
-                let reduction = if i >= 2 && depth >= 3 {
-                    let r = i32::from(self.reductions[depth as usize][i.min(63)]) / 2;
-                    r.clamp(0, child_depth - ONE_PLY)
-                } else {
-                    0
-                };
-                let mut s = -self.node(child_depth - reduction, 1, -alpha - 1, -alpha, true);
-                if reduction > 0 && s > alpha && self.stopped.is_none() {
-                    s = -self.node(child_depth, 1, -alpha - 1, -alpha, true);
-                }
+                let s = -self.node(depth - 1, 1, -alpha - 1, -alpha);
                 if s > alpha && self.stopped.is_none() {
-                    -self.node(child_depth, 1, -beta, -alpha, false)
+                    -self.node(depth - 1, 1, -beta, -alpha)
                 } else {
                     s
                 }
@@ -469,82 +398,34 @@ impl<'t> MainSearch<'t> {
         self.pv_len[ply] = child_len + 1;
     }
 
-    /// The horizon: the static evaluation stands pat when it fails high; below beta a VCF of
-    /// the side to move is a win (scored by its length), else the evaluation. Only called
-    /// where the opponent has no four (a five to block).
-    fn horizon(&mut self, ply: usize, beta: Score) -> Score {
-        self.counts.horizons += 1;
-        let eval = self.pos.evaluate();
-        if eval >= beta {
-            return eval;
-        }
-        // Only a four that develops something else (a three or an open two on another line:
-        // the board's `FOUR_PLUS` cells) can start a combination: open fours, double fours
-        // and four-threes were the static win test's, and a lone four runs out at once. And,
-        // as Rapfi's quiescence does, only one near the mover's own last move: a combination
-        // that owes nothing to it was there, and looked for, a move earlier.
-        if self.combination_near_last_move(ply) {
-            self.counts.vcf_runs += 1;
-            if self.vcf.solve(&mut self.pos, &self.vcf_limits) {
-                self.counts.vcf_wins += 1;
-                return WIN - (ply + self.vcf.line_len()) as Score;
-            }
-        }
-        eval
-    }
-
-    /// Whether the side to move has a `FOUR_PLUS` cell (a four that also develops another
-    /// line) on a line through its own last move, within a pattern's reach of it (any such
-    /// cell at the first plies, where the line holds no move of its own yet).
-    fn combination_near_last_move(&self, ply: usize) -> bool {
-        let board = &self.pos.board;
+    /// The horizon: a VCF of the side to move is a win (scored by its length), else the
+    /// static evaluation. Only called where the opponent has no four (a five to block).
+    fn horizon(&mut self, ply: usize) -> Score {
         let me = self.pos.side_to_move().index();
-        if board.combo_count[me][FOUR_PLUS] == 0 {
-            return false;
+        let count = &self.pos.board.level_count[me];
+        if count[FOUR as usize] + count[OPEN_FOUR as usize] > 0
+            && self.vcf.solve(&mut self.pos, &self.vcf_limits)
+        {
+            return WIN - (ply + self.vcf.line_len()) as Score;
         }
-        if ply < 2 {
-            return true;
-        }
-        let last = self.line[ply - 2].index();
-        let geo = &board.geo;
-        let reach = geo.patterns.h as i32;
-        (0..4).any(|d| {
-            let (line, pos) = geo.line_of[last][d];
-            let cells = &geo.line_cells[line as usize];
-            let lo = (i32::from(pos) - reach).max(0) as usize;
-            let hi = (i32::from(pos) + reach).min(cells.len() as i32 - 1) as usize;
-            cells[lo..=hi].iter().any(|&c| {
-                let c = c as usize;
-                board.cells[c] == 0 && board.shape(c, me) as usize == FOUR_PLUS
-            })
-        })
+        self.pos.evaluate()
     }
 
-    /// Alpha-beta negamax with PVS, fail-soft; `depth` in sixteenths of a ply; `cut_node`: a
-    /// null-window node expected to fail high. Returns garbage (0) once `stopped` is set.
-    fn node(
-        &mut self,
-        depth: i32,
-        ply: usize,
-        mut alpha: Score,
-        beta: Score,
-        cut_node: bool,
-    ) -> Score {
+    /// Alpha-beta negamax with PVS, fail-soft. Returns garbage (0) once `stopped` is set.
+    fn node(&mut self, depth: i32, ply: usize, mut alpha: Score, beta: Score) -> Score {
         // Step 1. Count the node and poll the limits.
         if !self.visit() {
             return 0;
         }
         self.pv_len[ply] = 0;
 
-        // Step 2. Game over, or a won or lost shape on the board (the static win test).
+        // Step 2. Game over, or a five to play now.
         match self.pos.status() {
             Status::Lost => return -(WIN - ply as Score),
             Status::Draw => return 0,
             Status::Ongoing => {}
         }
-        let verdict = self.pos.static_verdict();
-        self.counts.static_verdicts += u64::from(verdict.is_some());
-        match verdict {
+        match self.pos.static_verdict() {
             Some(Verdict::WinIn(1)) => {
                 if let Some(mv) = self.pos.immediate_win() {
                     self.pv[ply][0] = mv;
@@ -561,10 +442,10 @@ impl<'t> MainSearch<'t> {
             return self.pos.evaluate();
         }
 
-        // Step 3. Horizon: stand pat, else the mover's continuous fours. A four to block is
-        // answered first (its block is searched past the horizon).
-        if depth < ONE_PLY && !must_block {
-            return self.horizon(ply, beta);
+        // Step 3. Horizon: the mover's continuous fours, else the evaluation. A four to block
+        // is answered first (its block is searched past the horizon).
+        if depth <= 0 && !must_block {
+            return self.horizon(ply);
         }
 
         // Step 4. Mate-distance pruning.
@@ -575,16 +456,15 @@ impl<'t> MainSearch<'t> {
             return alpha;
         }
         let pv_node = beta - alpha > 1;
-        let plies = depth / ONE_PLY;
 
-        // Step 5. Transposition table (depths stored in whole plies, rounded down).
+        // Step 5. Transposition table.
         let key = self.key();
         let mut table_move = Move::NONE;
         self.stats.probes += 1;
         if let Some(entry) = self.table.probe(key) {
             self.stats.hits += 1;
             table_move = entry.best_move;
-            if !pv_node && i32::from(entry.depth) * ONE_PLY >= depth {
+            if !pv_node && entry.depth as i32 >= depth {
                 let score = score_from_table(entry.score, ply);
                 let cutoff = match entry.bound {
                     Bound::Exact => true,
@@ -592,43 +472,28 @@ impl<'t> MainSearch<'t> {
                     Bound::Upper => score <= alpha,
                 };
                 if cutoff {
-                    self.counts.table_cuts += 1;
                     return score;
                 }
             }
         }
 
-        // Step 6. Pruning on the evaluation (no five to block): reverse futility (not against
-        // an open three), razoring into the horizon.
-        let opp = 1 - self.pos.side_to_move().index();
-        let facing_three = self.pos.board.level_count[opp][OPEN_FOUR as usize] > 0;
-        let eval = if must_block {
-            NO_EVAL
-        } else {
-            self.pos.evaluate()
-        };
-        self.evals[ply] = eval;
-        let improving = eval != NO_EVAL
-            && ply >= 2
-            && self.evals[ply - 2] != NO_EVAL
-            && eval > self.evals[ply - 2];
-        if !must_block && !pv_node && beta.abs() < MATE_BOUND {
-            let margin = REVERSE_FUTILITY_MARGIN * (plies - i32::from(improving)).max(1);
-            if !facing_three && plies <= REVERSE_FUTILITY_PLIES && eval - margin >= beta {
-                self.counts.futility_cuts += 1;
-                return eval - margin;
+        // Step 6. Quiet-node pruning: reverse futility, then razoring into the horizon.
+        let quiet = !self.forcing();
+        let eval = if quiet { self.pos.evaluate() } else { 0 };
+        if quiet && !pv_node && beta.abs() < MATE_BOUND {
+            if depth <= REVERSE_FUTILITY_DEPTH && eval - REVERSE_FUTILITY_MARGIN * depth >= beta {
+                return eval - REVERSE_FUTILITY_MARGIN * depth;
             }
-            if plies <= RAZOR_PLIES && eval + RAZOR_MARGIN * plies.max(1) <= alpha {
-                let score = self.horizon(ply, alpha + 1);
+            if depth <= RAZOR_DEPTH && eval + RAZOR_MARGIN * depth <= alpha {
+                let score = self.horizon(ply);
                 if score <= alpha {
-                    self.counts.razor_cuts += 1;
                     return score;
                 }
             }
         }
 
-        // Step 7. The moves by stage (a five's block; an open three's or a four-three's
-        // defences; else every candidate), ordered by table move, killers, then ordering score
+        // Step 7. The moves: the threat rules' set (only blocks against a four, only what can
+        // matter against an open three), ordered by table move, killers, then ordering score
         // and history.
         let mut moves = std::mem::take(&mut self.moves[ply]);
         let mut keys = std::mem::take(&mut self.keys[ply]);
@@ -636,8 +501,7 @@ impl<'t> MainSearch<'t> {
         moves.clear();
         keys.clear();
         hints.clear();
-        let stage = self.pos.staged_moves(&mut moves);
-        self.counts.by_stage[stage as usize] += 1;
+        self.pos.search_moves(&mut moves);
         let side = self.pos.side_to_move();
         for &mv in &moves {
             let hint = self.pos.move_order_hint(mv);
@@ -645,18 +509,11 @@ impl<'t> MainSearch<'t> {
             keys.push(self.ordering.key(mv, table_move, ply, side, hint));
         }
         // A single forced block is searched one ply deeper, near enough to the root.
-        let extension = if must_block
-            && moves.len() == 1
-            && ply < self.iteration_depth as usize + EXTENSION_PLIES
-        {
-            ONE_PLY
-        } else {
-            0
-        };
-        let late = late_moves(plies, improving);
+        let extension = i32::from(
+            must_block && moves.len() == 1 && ply < self.iteration_depth as usize + EXTENSION_PLIES,
+        );
 
-        // Step 8. Search them: move-count pruning, child futility and reductions for every
-        // move after the first (the forced block excepted), PVS.
+        // Step 8. Search them: prune and reduce quiet moves, PVS for the rest.
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = Move::NONE;
@@ -664,63 +521,49 @@ impl<'t> MainSearch<'t> {
         for i in 0..moves.len() {
             pick_best_with_hints(&mut moves, &mut keys, &mut hints, i);
             let mv = moves[i];
-            // Fours of the mover and blocks of the opponent's fours-to-be (cells where it
-            // would make one) are never pruned, only reduced.
-            let threat = self.pos.board.best_level(mv.index(), side.index()) >= FOUR
-                || self.pos.board.best_level(mv.index(), 1 - side.index()) >= FOUR;
-            let prunable = searched > 0 && !must_block && best > -MATE_BOUND && !threat;
-            if prunable {
-                if stage == Stage::All && searched >= WIDTH {
-                    // The selective width: a quiet node searches its best few moves only.
-                    continue;
-                }
-                // Move-count pruning (moves come best first: the rest are worse).
-                if plies <= LATE_MOVE_PLIES && searched >= late {
+            if quiet && searched >= WIDTH {
+                // The selective width: a quiet node searches its best few moves only.
+                break;
+            }
+            let tactical = !quiet || self.pos.is_tactical(mv.index());
+            if quiet && !tactical && searched > 0 && best > -MATE_BOUND {
+                // Move-count pruning.
+                let late = LATE_MOVES[depth.clamp(0, 3) as usize];
+                if searched >= late {
                     continue;
                 }
                 // Child futility.
                 if !pv_node
-                    && plies <= FUTILITY_PLIES
-                    && eval + FUTILITY_MARGIN * plies.max(1) + hints[i] / 8 <= alpha
+                    && depth <= FUTILITY_DEPTH
+                    && eval + FUTILITY_MARGIN * depth + hints[i] / 8 <= alpha
                 {
                     continue;
                 }
             }
-            let child_depth = depth - ONE_PLY + extension;
-            let reduction = if searched > 0 && !must_block && depth >= 2 * ONE_PLY {
-                let row = &self.reductions[(plies as usize).min(MAX_PLY - 1)];
+            let reduction = if quiet && !tactical && searched > 0 && depth >= 2 {
+                let row = &self.reductions[depth.min(MAX_PLY as i32 - 1) as usize];
                 let mut r = i32::from(row[searched.min(63)]);
-                if !pv_node && !improving {
-                    r += ONE_PLY;
-                }
-                if cut_node {
-                    r += ONE_PLY;
-                }
-                if pv_node {
-                    r -= ONE_PLY;
-                }
-                // The ordering score as a policy: strong shapes (fours, threes, double
-                // threats of either side) are reduced less.
+                r += i32::from(!pv_node);
+                // The ordering score as a policy: strong shapes are reduced less.
                 if hints[i] >= 150 {
-                    r -= ONE_PLY;
+                    r -= 1;
                 }
-                // Searched at one ply at least.
-                r.clamp(0, (child_depth - ONE_PLY).max(0))
+                r.clamp(0, depth - 1)
             } else {
                 0
             };
-            self.line[ply] = mv;
+            let child_depth = depth - 1 + extension;
             self.pos.make(mv);
             let mut score;
             if searched == 0 {
-                score = -self.node(child_depth, ply + 1, -beta, -alpha, !pv_node && !cut_node);
+                score = -self.node(child_depth, ply + 1, -beta, -alpha);
             } else {
-                score = -self.node(child_depth - reduction, ply + 1, -alpha - 1, -alpha, true);
+                score = -self.node(child_depth - reduction, ply + 1, -alpha - 1, -alpha);
                 if reduction > 0 && score > alpha && self.stopped.is_none() {
-                    score = -self.node(child_depth, ply + 1, -alpha - 1, -alpha, !cut_node);
+                    score = -self.node(child_depth, ply + 1, -alpha - 1, -alpha);
                 }
                 if pv_node && score > alpha && score < beta && self.stopped.is_none() {
-                    score = -self.node(child_depth, ply + 1, -beta, -alpha, false);
+                    score = -self.node(child_depth, ply + 1, -beta, -alpha);
                 }
             }
             self.pos.unmake(mv);
@@ -735,7 +578,7 @@ impl<'t> MainSearch<'t> {
                     alpha = score;
                     self.update_pv(ply, mv);
                     if alpha >= beta {
-                        self.ordering.record_cutoff(mv, ply, side, plies.max(1));
+                        self.ordering.record_cutoff(mv, ply, side, depth);
                         break;
                     }
                 }
@@ -761,7 +604,7 @@ impl<'t> MainSearch<'t> {
             Entry {
                 score: score_to_table(best, ply),
                 best_move,
-                depth: plies.clamp(0, u8::MAX as i32) as u8,
+                depth: depth.clamp(0, u8::MAX as i32) as u8,
                 bound,
             },
         );
