@@ -24,7 +24,8 @@
 //!   hook; `sse_client` is the small SSE reader those tests use.
 //! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
 //! - `docs`: README.md and docs/: every relative link and repository path resolves, every
-//!   `curl` example is answered without a 5xx, with the status the documents show.
+//!   `curl` example is answered without a 5xx, with the status the documents show; the code's
+//!   comments name no stale path, section or anchor; the layers' "never"s hold in `src/`.
 //! - `analyses`: batch analyses, in process and across replicas sharing a real Redis.
 //! - `boards`: test boards written as their stones.
 //! - `move_lists`: positions as move lists (JSON or notation) and moves named in answers.
