@@ -208,7 +208,7 @@ mod tests {
                 let (r, c) = (4 + next(7) as usize, 4 + next(7) as usize);
                 let cell = r * 15 + c;
                 if !placed.iter().any(|&(x, _)| x == cell) {
-                    let side = if placed.len() % 2 == 0 {
+                    let side = if placed.len().is_multiple_of(2) {
                         Side::First
                     } else {
                         Side::Second
@@ -216,7 +216,7 @@ mod tests {
                     placed.push((cell, side));
                 }
             }
-            let to_move = if stones % 2 == 0 {
+            let to_move = if stones.is_multiple_of(2) {
                 Side::First
             } else {
                 Side::Second
