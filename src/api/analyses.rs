@@ -218,6 +218,14 @@ pub async fn submit(State(state): State<AppState>, request: Request) -> ApiResul
     drop(body);
     // Too many items are refused before any is parsed.
     settings.check_count(batch.items.len() as u64)?;
+    // The batch's own budget is checked even when every item names its own (the schema's
+    // `minimum: 1` holds for the field, whether or not an item inherits it).
+    if batch.budget_ms == Some(0) {
+        return Err(ApiError::unplayable(
+            "/budget_ms",
+            "budget_ms is 0; it must be at least 1",
+        ));
+    }
     let mut items = Vec::with_capacity(batch.items.len());
     for (index, raw) in batch.items.iter().enumerate() {
         let at = format!("/items/{index}");

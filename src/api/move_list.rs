@@ -141,7 +141,8 @@ impl<'de> Visitor<'de> for MoveVisitor {
 
     fn visit_str<E: de::Error>(self, name: &str) -> Result<MoveJson, E> {
         // A name is a few characters; a long one is refused here rather than echoed later.
-        if name.len() > 16 {
+        // Counted in characters (code points), as the schema's `maxLength` counts them.
+        if name.chars().count() > 16 {
             return Err(E::custom(
                 "a move's name is at most 16 characters (\"h8\", \"4\")",
             ));

@@ -55,8 +55,9 @@ impl<'de> Deserialize<'de> for AlgorithmName {
 pub struct MoveRequest {
     pub game: String,
     /// Rows top to bottom; optional when `moves` are given (they start from the game's empty
-    /// default board then).
-    #[serde(default)]
+    /// default board then). Absent, not null: `null` is refused as a wrong type, as the
+    /// published schema has it.
+    #[serde(default, deserialize_with = "rows_not_null")]
     pub board: Option<Vec<String>>,
     /// The moves played from `board` (or the empty board) to the position asked about.
     #[serde(default)]
@@ -109,6 +110,13 @@ impl MoveRequest {
             progress: None,
         }
     }
+}
+
+/// `board` when present: rows, never `null` (an absent board is `None` through `default`).
+fn rows_not_null<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    <Vec<String> as Deserialize>::deserialize(deserializer).map(Some)
 }
 
 /// `seed`: any whole number from 0 to 2^64 - 1, exactly (a seed that saturated would silently

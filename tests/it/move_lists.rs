@@ -285,6 +285,29 @@ async fn an_illegal_or_unreadable_move_is_a_422_naming_its_ply_and_why() {
     assert_eq!(none.status, 400, "{}", none.text);
 }
 
+/// What the published schema refuses the server refuses, and what it accepts is read: a
+/// `null` board is a wrong type (400 naming `board`), not "no board"; a move name of 16
+/// characters that take more than 16 bytes is read as a name (a 422 for an unreadable one),
+/// as the schema's `maxLength` counts characters; 17 characters are a 400.
+#[tokio::test]
+async fn a_null_board_and_long_names_are_judged_as_the_schema_judges_them() {
+    let state = state();
+    let null_board = post_move(
+        &state,
+        json!({"game": "gomoku", "board": null, "moves": "h8"}),
+    )
+    .await;
+    assert_eq!(null_board.status, 400, "{}", null_board.text);
+    assert_eq!(null_board.body["errors"][0]["pointer"], "/board");
+    let sixteen = "\u{e9}".repeat(16);
+    let read = post_move(&state, json!({"game": "gomoku", "moves": [sixteen]})).await;
+    assert_eq!(read.status, 422, "{}", read.text);
+    assert_eq!(read.body["errors"][0]["pointer"], "/moves/0");
+    let seventeen = "\u{e9}".repeat(17);
+    let long = post_move(&state, json!({"game": "gomoku", "moves": [seventeen]})).await;
+    assert_eq!(long.status, 400, "{}", long.text);
+}
+
 #[tokio::test]
 async fn a_review_of_a_notation_string_names_every_ply() {
     let state = state();

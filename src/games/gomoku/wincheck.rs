@@ -4,9 +4,8 @@
 //! The key idea (the "quick win check" of strong engines such as Rapfi, here from kibitz's own
 //! incremental counts): once the side to move has no five to block, a few shapes decide the game
 //! by force whatever the opponent does, and the board already counts them. Recognising them
-//! statically turns a line that would cost a four, its block and a VCF into one node, and it is
-//! what lets the search prune threat moves like any other: a move that ignores a winning shape
-//! is refuted at its child in one node.
+//! statically turns a line that would cost a four, its block and a VCF into one node: a move
+//! that ignores a winning shape is refuted at its child in one node.
 //!
 //! In order, for the side to move ("me"):
 //! 1. I have a cell that makes five: win in 1.
@@ -15,10 +14,10 @@
 //! 4. I have a cell that makes an open four, or two fours at once: the opponent, with no five
 //!    to make, cannot stop both completions: win in 3.
 //! 5. I have a four-three cell (a four and an open three at once) and the opponent has no cell
-//!    that makes a four: it must block the four with a stone that makes no four of its own,
-//!    then the three becomes an open four: win in 5. (As in Rapfi, the opponent's fours made
-//!    later, by the block's new threes, are not looked for: a claim of the search, which
-//!    `think` confirms exactly before reporting a proof.)
+//!    that makes a four: it must block the four, with a stone that threatens no five, and the
+//!    three then becomes an open four, against which a four of the opponent's comes too late:
+//!    win in 5. (The test `every_static_win_is_a_vcf_and_every_loss_two_fives` has the VCF
+//!    solver prove every claimed win on random positions.)
 //!
 //! Under renju black's open fours, double fours and four-threes may be forbidden points or end
 //! in overlines, so steps 4 and 5 are not taken for black; its fives are exact (step 1 asks
@@ -81,7 +80,8 @@ mod tests {
     use crate::games::gomoku::GomokuRules;
     use crate::games::{BoardGame, Grid};
 
-    /// A 15x15 position from rows of `X`, `O`, `.` (missing rows empty), side to move given.
+    /// A 15x15 position from rows of `X`, `O`, `.` (missing rows empty), the side to move from
+    /// the stone counts.
     fn position(rows: &[&str], rules: GomokuRules) -> Gomoku {
         let mut full: Vec<String> = rows.iter().map(|r| format!("{r:.<15}")).collect();
         full.resize(15, ".".repeat(15));

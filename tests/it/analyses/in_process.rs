@@ -109,8 +109,17 @@ async fn bad_batches_are_refused_before_anything_is_queued_naming_the_item_and_w
         "{detail}"
     );
 
+    // The batch's budget is out of range whether or not an item inherits it.
     let out_of_range = json!({"items": [good], "budget_ms": 0});
     let (status, pointer, _) = refused(&base, &out_of_range).await;
+    assert_eq!((status, pointer.as_str()), (422, "/budget_ms"));
+    let own_budget = json!({"game": "tictactoe", "moves": "", "budget_ms": 1});
+    let unused = json!({"items": [{"move": own_budget}], "budget_ms": 0});
+    let (status, pointer, _) = refused(&base, &unused).await;
+    assert_eq!((status, pointer.as_str()), (422, "/budget_ms"));
+    let item_out_of_range = json!({"game": "tictactoe", "moves": "", "budget_ms": 0});
+    let body = json!({"items": [{"move": item_out_of_range}]});
+    let (status, pointer, _) = refused(&base, &body).await;
     assert_eq!((status, pointer.as_str()), (422, "/items/0/move/budget_ms"));
 
     let over_budget = json!({"items": [good, good, good], "budget_ms": 40});
