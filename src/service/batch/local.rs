@@ -65,6 +65,24 @@ struct State {
 }
 
 impl State {
+    /// Takes batch `id`'s queued items off every queue and releases them (deleted or
+    /// cancelled: they will not run).
+    fn drop_queued(&mut self, id: &str) {
+        let mut dropped = Vec::new();
+        for queue in &mut self.queues {
+            queue.retain(|d| {
+                let keep = d.batch != id;
+                if !keep {
+                    dropped.push(d.clone());
+                }
+                keep
+            });
+        }
+        for delivery in &dropped {
+            self.release(delivery);
+        }
+    }
+
     /// An item queued or held no more.
     fn release(&mut self, delivery: &Delivery) {
         self.usage.items = self.usage.items.saturating_sub(1);
@@ -200,19 +218,7 @@ impl BatchStore for LocalStore {
             return std::future::ready(Ok(false)).boxed();
         };
         state.usage.bytes = state.usage.bytes.saturating_sub(batch.result_bytes);
-        let mut dropped = Vec::new();
-        for queue in &mut state.queues {
-            queue.retain(|d| {
-                let keep = d.batch != id;
-                if !keep {
-                    dropped.push(d.clone());
-                }
-                keep
-            });
-        }
-        for delivery in &dropped {
-            state.release(delivery);
-        }
+        state.drop_queued(id);
         std::future::ready(Ok(true)).boxed()
     }
 
@@ -226,19 +232,7 @@ impl BatchStore for LocalStore {
         });
         // Its items still queued go now; one being run finishes and is then dropped.
         if view.is_some() {
-            let mut dropped = Vec::new();
-            for queue in &mut state.queues {
-                queue.retain(|d| {
-                    let keep = d.batch != id;
-                    if !keep {
-                        dropped.push(d.clone());
-                    }
-                    keep
-                });
-            }
-            for delivery in &dropped {
-                state.release(delivery);
-            }
+            state.drop_queued(id);
         }
         std::future::ready(Ok(view)).boxed()
     }
