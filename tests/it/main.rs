@@ -29,6 +29,7 @@
 //! - `analyses`: batch analyses, in process and across replicas sharing a real Redis.
 //! - `boards`: test boards written as their stones.
 //! - `move_lists`: positions as move lists (JSON or notation) and moves named in answers.
+//! - `node_signature`: both searchers visit the nodes `tests/data/node-signature.txt` records.
 
 mod analyses;
 mod analysis_agreement;
@@ -51,6 +52,7 @@ mod gomoku_tactics;
 mod levels;
 mod live_progress;
 mod move_lists;
+mod node_signature;
 mod playground;
 mod redis_support;
 mod search_equivalence;
