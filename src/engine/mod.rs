@@ -5,20 +5,26 @@
 //! - [`table`]: the lock-free transposition table shared by all searches.
 //! - [`ordering`]: killers, history and lazy move picking.
 //! - [`limits`]: deadline, depth, node and cancel limits.
+//! - [`clock`], [`pv`], [`threads`]: what every searcher (this one, and a game's own such as
+//!   gomoku's main search) is built on: the node clock that polls the limits, the principal
+//!   variation table, and the Lazy SMP helper-thread harness.
 //! - [`report`]: what a search returns.
 //! - [`progress`]: the hook told of each completed iteration (live progress).
 //! - [`skill`]: strength levels 1-9 (a shallower search and a seeded softmax over root moves).
 //!
 //! The engine knows nothing of HTTP, serde or tokio; the service drives it from worker threads.
 
+pub mod clock;
 pub mod game;
 pub mod limits;
 pub mod ordering;
 pub mod progress;
+pub mod pv;
 pub mod report;
 pub mod search;
 pub mod skill;
 pub mod table;
+pub mod threads;
 
 pub use game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Side, Status, WIN, is_decisive};
 pub use limits::{CancelFlag, Deadline, SearchLimits, StopReason};

@@ -61,16 +61,24 @@ impl MoveOrdering {
     }
 }
 
-/// Moves `moves[i..]`'s best-keyed move to position `i` (selection step of a lazy sort).
+/// The index in `i..` of the best-keyed move (ties: the first, which keeps generation order
+/// and so keeps searches deterministic). A searcher that keeps more beside its moves (gomoku's
+/// ordering scores) swaps them with this.
 #[inline]
-pub fn pick_best(moves: &mut [Move], keys: &mut [i64], i: usize) {
+pub fn best_remaining(keys: &[i64], i: usize) -> usize {
     let mut best = i;
-    for j in i + 1..moves.len() {
-        // Strictly greater: ties keep generation order, which keeps searches deterministic.
+    for j in i + 1..keys.len() {
         if keys[j] > keys[best] {
             best = j;
         }
     }
+    best
+}
+
+/// Moves `moves[i..]`'s best-keyed move to position `i` (selection step of a lazy sort).
+#[inline]
+pub fn pick_best(moves: &mut [Move], keys: &mut [i64], i: usize) {
+    let best = best_remaining(keys, i);
     moves.swap(i, best);
     keys.swap(i, best);
 }

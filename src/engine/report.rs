@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::game::{Move, Score, WIN, is_decisive};
 use super::limits::StopReason;
+use super::progress::{IterationInfo, Progress};
 use super::table::TableStats;
 
 /// The game-theoretic result of a position, once proven, for the side to move.
@@ -96,6 +97,57 @@ pub struct SearchReport {
 }
 
 impl SearchReport {
+    /// A search's report before it has found anything: no move, score 0, no iteration.
+    pub fn empty(stop_reason: StopReason) -> Self {
+        SearchReport {
+            best_move: None,
+            score: 0,
+            proof: None,
+            depth: 0,
+            nodes: 0,
+            table: TableStats::default(),
+            elapsed: Duration::ZERO,
+            stop_reason,
+            pv: Vec::new(),
+            root_moves: Vec::new(),
+            iterations: Vec::new(),
+        }
+    }
+
+    /// Records a completed `iteration` as the answer so far: its best move, score and depth,
+    /// and `line` (the PV table's root line; a line that does not start with the best move,
+    /// which a table cutoff at the root's child can leave, is replaced by the move alone). The
+    /// iteration joins `iterations` and is told to `progress` with `nodes_so_far`, the whole
+    /// search's count.
+    pub fn complete_iteration(
+        &mut self,
+        iteration: Iteration,
+        line: &[Move],
+        nodes_so_far: u64,
+        progress: Option<&Progress>,
+    ) {
+        let best = iteration.best_move;
+        self.best_move = Some(best);
+        self.score = iteration.score;
+        self.depth = iteration.depth;
+        self.pv.clear();
+        if line.first() == Some(&best) {
+            self.pv.extend_from_slice(line);
+        } else {
+            self.pv.push(best);
+        }
+        if let Some(progress) = progress {
+            progress.report(&IterationInfo {
+                depth: iteration.depth,
+                score: iteration.score,
+                best_move: best,
+                pv: &self.pv,
+                nodes: nodes_so_far,
+            });
+        }
+        self.iterations.push(iteration);
+    }
+
     /// Nodes per second, 0 for an instant search.
     pub fn nodes_per_second(&self) -> u64 {
         let secs = self.elapsed.as_secs_f64();

@@ -9,14 +9,16 @@
 
 use std::time::Instant;
 
+use super::clock::NodeClock;
 use super::game::{Game, INFINITY, MAX_PLY, Move, Score, Status, WIN, is_decisive};
-use super::limits::{CHECK_INTERVAL, SearchLimits, StopReason};
+use super::limits::{SearchLimits, StopReason};
 use super::ordering::{MoveOrdering, pick_best};
-use super::progress::IterationInfo;
+use super::pv::PvTable;
 use super::report::{Iteration, MoveScore, Proof, SearchReport};
 use super::table::{
     Bound, Entry, TableStats, TranspositionTable, score_from_table, score_to_table,
 };
+use super::threads::{HelperWork, lazy_smp};
 
 /// Which algorithm walks the tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,8 +70,7 @@ pub fn search<G: Game>(
     report
 }
 
-/// Lazy SMP: helpers run the same iterative deepening, staggered by depth, and share what they
-/// find only through the table. The main thread's report is the answer; its stop stops them.
+/// Lazy SMP ([`super::threads`]): the helpers share what they find only through the table.
 fn search_lazy_smp<G: Game>(
     root: &G,
     limits: &SearchLimits,
@@ -77,35 +78,23 @@ fn search_lazy_smp<G: Game>(
     table: &TranspositionTable,
     start: Instant,
 ) -> SearchReport {
-    let stop = super::limits::CancelFlag::new();
-    let helper_limits = limits.for_helper(&stop);
-    std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..=options.helper_threads)
-            .map(|i| {
-                let helper_limits = helper_limits.clone();
-                scope.spawn(move || {
-                    let mut helper = Searcher::new(root.clone(), table, helper_limits, options);
-                    helper.first_depth = 1 + (i as u32 % 2);
-                    helper.iterate();
-                    (helper.nodes, helper.stats)
-                })
-            })
-            .collect();
+    let helper = |limits: SearchLimits, first_depth: u32| {
+        let mut helper = Searcher::new(root.clone(), table, limits, options);
+        helper.first_depth = first_depth;
+        helper.iterate();
+        HelperWork {
+            nodes: helper.clock.nodes(),
+            table: helper.stats,
+        }
+    };
+    let mut report = lazy_smp(limits, options.helper_threads, helper, || {
         let mut main = Searcher::new(root.clone(), table, limits.clone(), options);
         let mut report = main.iterate();
-        stop.cancel();
         report.table = main.stats;
-        for helper in helpers {
-            // A helper that panicked only loses its node count: the answer is the main thread's.
-            if let Ok((nodes, stats)) = helper.join() {
-                report.nodes += nodes;
-                report.table.probes += stats.probes;
-                report.table.hits += stats.hits;
-            }
-        }
-        report.elapsed = start.elapsed();
         report
-    })
+    });
+    report.elapsed = start.elapsed();
+    report
 }
 
 /// A root move and what the current and last iterations found for it.
@@ -133,23 +122,17 @@ struct PartialAnalysis {
 pub struct Searcher<'t, G: Game> {
     pos: G,
     table: &'t TranspositionTable,
-    limits: SearchLimits,
     options: SearchOptions,
-    nodes: u64,
-    next_check: u64,
-    /// Set once a limit is hit; every node then returns at once and the iteration is discarded.
-    stopped: Option<StopReason>,
-    /// Whether time and node limits apply (not during the depth-1 iteration).
-    limits_armed: bool,
+    /// The node count and the limits; once a limit is hit every node returns at once and the
+    /// iteration is discarded.
+    clock: NodeClock,
     /// Depth of the first iteration (Lazy SMP helpers start deeper to spread the work).
     first_depth: u32,
     stats: TableStats,
     ordering: MoveOrdering,
     move_buffers: Vec<Vec<Move>>,
     key_buffers: Vec<Vec<i64>>,
-    /// Triangular principal-variation table: `pv[ply][..pv_len[ply]]` is the line from `ply`.
-    pv: Vec<[Move; MAX_PLY]>,
-    pv_len: [usize; MAX_PLY + 1],
+    pv: PvTable,
 }
 
 impl<'t, G: Game> Searcher<'t, G> {
@@ -163,12 +146,8 @@ impl<'t, G: Game> Searcher<'t, G> {
         Searcher {
             pos,
             table,
-            limits,
             options,
-            nodes: 0,
-            next_check: CHECK_INTERVAL,
-            stopped: None,
-            limits_armed: false,
+            clock: NodeClock::new(limits),
             first_depth: 1,
             stats: TableStats::default(),
             ordering: MoveOrdering::new(move_space),
@@ -178,25 +157,12 @@ impl<'t, G: Game> Searcher<'t, G> {
             key_buffers: (0..=MAX_PLY)
                 .map(|_| Vec::with_capacity(move_space))
                 .collect(),
-            pv: vec![[Move::NONE; MAX_PLY]; MAX_PLY + 1],
-            pv_len: [0; MAX_PLY + 1],
+            pv: PvTable::default(),
         }
     }
 
     fn iterate(&mut self) -> SearchReport {
-        let mut report = SearchReport {
-            best_move: None,
-            score: 0,
-            proof: None,
-            depth: 0,
-            nodes: 0,
-            table: TableStats::default(),
-            elapsed: Default::default(),
-            stop_reason: StopReason::Proven,
-            pv: Vec::new(),
-            root_moves: Vec::new(),
-            iterations: Vec::new(),
-        };
+        let mut report = SearchReport::empty(StopReason::Proven);
         match self.pos.status() {
             Status::Lost => {
                 report.score = -WIN;
@@ -219,7 +185,8 @@ impl<'t, G: Game> Searcher<'t, G> {
         let mut root_moves = self.root_moves();
         let exact_depth = self.pos.max_remaining_plies();
         let max_depth = self
-            .limits
+            .clock
+            .limits()
             .max_depth
             .unwrap_or(u32::MAX)
             .clamp(1, MAX_PLY as u32 - 1);
@@ -229,14 +196,11 @@ impl<'t, G: Game> Searcher<'t, G> {
         report.stop_reason = StopReason::Depth;
 
         for depth in self.first_depth.min(max_depth)..=max_depth {
-            self.limits_armed = depth > 1;
-            if self.limits_armed
-                && let Some(reason) = self.limits.reached(self.nodes)
-            {
+            if let Some(reason) = self.clock.start_iteration(depth, 0) {
                 report.stop_reason = reason;
                 break;
             }
-            let nodes_before = self.nodes;
+            let nodes_before = self.clock.nodes();
             let finished = self.search_root(&mut root_moves, depth as i32);
             if !finished && self.options.analysis && report.depth > 0 {
                 // Every move this iteration scored in full is ranked by its deeper score above
@@ -250,7 +214,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 report.score = partial.moves[0].score;
                 report.proof = partial.moves[0].proof;
                 report.root_moves = partial.moves;
-                report.stop_reason = self.stopped.unwrap_or(StopReason::Time);
+                report.stop_reason = self.clock.stopped().unwrap_or(StopReason::Time);
                 break;
             }
             if !finished {
@@ -267,7 +231,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                     report.proof = Proof::from_decisive(best.score);
                     report.pv = vec![best.mv];
                 }
-                report.stop_reason = self.stopped.unwrap_or(StopReason::Time);
+                report.stop_reason = self.clock.stopped().unwrap_or(StopReason::Time);
                 break;
             }
             // Best first; the stable sort keeps earlier order on ties (determinism).
@@ -277,28 +241,17 @@ impl<'t, G: Game> Searcher<'t, G> {
                 rm.settled_depth = depth;
             }
             best = root_moves[0];
-            report.best_move = Some(best.mv);
-            report.score = best.score;
-            report.depth = depth;
-            report.pv = self.pv[0][..self.pv_len[0]].to_vec();
-            if report.pv.first() != Some(&best.mv) {
-                report.pv = vec![best.mv];
-            }
-            report.iterations.push(Iteration {
-                depth,
-                score: best.score,
-                best_move: best.mv,
-                nodes: self.nodes - nodes_before,
-            });
-            if let Some(progress) = &self.limits.progress {
-                progress.report(&IterationInfo {
+            report.complete_iteration(
+                Iteration {
                     depth,
                     score: best.score,
                     best_move: best.mv,
-                    pv: &report.pv,
-                    nodes: self.nodes,
-                });
-            }
+                    nodes: self.clock.nodes() - nodes_before,
+                },
+                self.pv.line(0),
+                self.clock.nodes(),
+                self.clock.limits().progress.as_ref(),
+            );
             if self.options.analysis {
                 report.root_moves = root_moves
                     .iter()
@@ -327,7 +280,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 report.stop_reason = StopReason::Depth;
             }
         }
-        report.nodes = self.nodes;
+        report.nodes = self.clock.nodes();
         report
     }
 
@@ -416,7 +369,7 @@ impl<'t, G: Game> Searcher<'t, G> {
     /// One iteration over the root moves; false when a limit cut it short.
     #[allow(clippy::needless_range_loop)] // `i` also picks the search window.
     fn search_root(&mut self, root_moves: &mut [RootMove], depth: i32) -> bool {
-        self.nodes += 1;
+        self.clock.count();
         let mut alpha = -INFINITY;
         let beta = INFINITY;
         let full_window = self.options.analysis || self.options.algorithm == Algorithm::Minimax;
@@ -435,7 +388,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 }
                 Algorithm::AlphaBeta => {
                     let s = -self.negamax(depth - 1, 1, -alpha - 1, -alpha);
-                    if s > alpha && self.stopped.is_none() {
+                    if s > alpha && !self.clock.is_stopped() {
                         (-self.negamax(depth - 1, 1, -beta, -alpha), true)
                     } else {
                         (s, false)
@@ -443,7 +396,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 }
             };
             self.pos.unmake(mv);
-            if self.stopped.is_some() {
+            if self.clock.is_stopped() {
                 return false;
             }
             root_move.score = score;
@@ -451,7 +404,7 @@ impl<'t, G: Game> Searcher<'t, G> {
             if score > best_score {
                 best_score = score;
                 best_index = i;
-                self.update_pv(0, mv);
+                self.pv.update(0, mv);
                 if !full_window && score > alpha {
                     alpha = score;
                 }
@@ -480,35 +433,6 @@ impl<'t, G: Game> Searcher<'t, G> {
         true
     }
 
-    #[inline]
-    fn visit(&mut self) -> bool {
-        self.nodes += 1;
-        if self.nodes >= self.next_check {
-            self.next_check = self.nodes + CHECK_INTERVAL;
-            let reached = if self.limits_armed {
-                self.limits.reached(self.nodes)
-            } else {
-                self.limits
-                    .cancel
-                    .as_ref()
-                    .filter(|c| c.is_cancelled())
-                    .map(|_| StopReason::Cancelled)
-            };
-            if reached.is_some() {
-                self.stopped = reached;
-            }
-        }
-        self.stopped.is_none()
-    }
-
-    fn update_pv(&mut self, ply: usize, mv: Move) {
-        let child_len = self.pv_len[ply + 1].min(MAX_PLY - 1);
-        let (head, tail) = self.pv.split_at_mut(ply + 1);
-        head[ply][0] = mv;
-        head[ply][1..=child_len].copy_from_slice(&tail[0][..child_len]);
-        self.pv_len[ply] = child_len + 1;
-    }
-
     /// The score of a finished game at `ply` (a loss for the side to move, or a draw).
     #[inline]
     fn terminal_score(&self, ply: usize) -> Option<Score> {
@@ -521,10 +445,10 @@ impl<'t, G: Game> Searcher<'t, G> {
 
     /// Plain negamax minimax: no pruning, no table, no hooks. Counts every node it visits.
     fn minimax(&mut self, depth: i32, ply: usize) -> Score {
-        if !self.visit() {
+        if !self.clock.visit(0) {
             return 0;
         }
-        self.pv_len[ply] = 0;
+        self.pv.clear(ply);
         if let Some(score) = self.terminal_score(ply) {
             return score;
         }
@@ -539,12 +463,12 @@ impl<'t, G: Game> Searcher<'t, G> {
             self.pos.make(mv);
             let score = -self.minimax(depth - 1, ply + 1);
             self.pos.unmake(mv);
-            if self.stopped.is_some() {
+            if self.clock.is_stopped() {
                 break;
             }
             if score > best {
                 best = score;
-                self.update_pv(ply, mv);
+                self.pv.update(ply, mv);
             }
         }
         self.move_buffers[ply] = moves;
@@ -555,18 +479,17 @@ impl<'t, G: Game> Searcher<'t, G> {
     /// caller checks `stopped` after every child.
     fn negamax(&mut self, depth: i32, ply: usize, mut alpha: Score, beta: Score) -> Score {
         // Step 1. Count the node and poll the limits.
-        if !self.visit() {
+        if !self.clock.visit(0) {
             return 0;
         }
-        self.pv_len[ply] = 0;
+        self.pv.clear(ply);
 
         // Step 2. Game over, or a win on the very next move.
         if let Some(score) = self.terminal_score(ply) {
             return score;
         }
         if let Some(mv) = self.pos.immediate_win() {
-            self.pv[ply][0] = mv;
-            self.pv_len[ply] = 1;
+            self.pv.set_single(ply, mv);
             return WIN - (ply as Score + 1);
         }
 
@@ -638,12 +561,12 @@ impl<'t, G: Game> Searcher<'t, G> {
                 score = -self.negamax(depth - 1, ply + 1, -beta, -alpha);
             } else {
                 score = -self.negamax(depth - 1, ply + 1, -alpha - 1, -alpha);
-                if score > alpha && score < beta && self.stopped.is_none() {
+                if score > alpha && score < beta && !self.clock.is_stopped() {
                     score = -self.negamax(depth - 1, ply + 1, -beta, -alpha);
                 }
             }
             self.pos.unmake(mv);
-            if self.stopped.is_some() {
+            if self.clock.is_stopped() {
                 break;
             }
             if score > best {
@@ -651,7 +574,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 best_move = mv;
                 if score > alpha {
                     alpha = score;
-                    self.update_pv(ply, mv);
+                    self.pv.update(ply, mv);
                     if alpha >= beta {
                         self.ordering.record_cutoff(mv, ply, side, depth);
                         break;
@@ -661,7 +584,7 @@ impl<'t, G: Game> Searcher<'t, G> {
         }
         self.move_buffers[ply] = moves;
         self.key_buffers[ply] = keys;
-        if self.stopped.is_some() {
+        if self.clock.is_stopped() {
             return 0;
         }
         if best_move.is_none() {

@@ -37,11 +37,14 @@ use super::Gomoku;
 use super::patterns::{FIVE, FOUR, OPEN_FOUR};
 use super::vcf::{MAX_FOURS, VcfLimits, VcfSolver};
 use super::wincheck::Verdict;
-use crate::engine::ordering::MoveOrdering;
+use crate::engine::clock::NodeClock;
+use crate::engine::ordering::{MoveOrdering, best_remaining};
+use crate::engine::pv::PvTable;
 use crate::engine::table::{score_from_table, score_to_table};
+use crate::engine::threads::{HelperWork, lazy_smp};
 use crate::engine::{
-    Bound, CancelFlag, Entry, Game, INFINITY, Iteration, IterationInfo, MATE_BOUND, MAX_PLY, Move,
-    Score, SearchLimits, SearchReport, Status, StopReason, TableStats, TranspositionTable, WIN,
+    Bound, Entry, Game, INFINITY, Iteration, MATE_BOUND, MAX_PLY, Move, Score, SearchLimits,
+    SearchReport, Status, StopReason, TableStats, TranspositionTable, WIN,
 };
 
 /// Mixed into the hash: this search's scores are not the exact engine's, nor the old selective
@@ -51,9 +54,6 @@ const TABLE_SALT: u64 = 0x7EA7_5EA2_C400_0003;
 /// Boards with more cells than this are searched by [`MainSearch`]; smaller ones, where the
 /// exact engine reaches the end of the game or near it, by the engine.
 pub const MAIN_SEARCH_MIN_CELLS: usize = 100;
-
-/// Nodes between two reads of the clock.
-const CHECK_INTERVAL: u64 = 1024;
 
 /// Root moves searched (the best by ordering score).
 const ROOT_WIDTH: usize = 20;
@@ -90,12 +90,8 @@ const EXTENSION_PLIES: usize = 24;
 pub struct MainSearch<'t> {
     pos: Gomoku,
     table: &'t TranspositionTable,
-    limits: SearchLimits,
-    nodes: u64,
-    next_check: u64,
-    stopped: Option<StopReason>,
-    /// Whether time and node limits apply (not during the depth-1 iteration).
-    limits_armed: bool,
+    /// The node count and the limits, polled with the horizon VCF's nodes included.
+    clock: NodeClock,
     stats: TableStats,
     ordering: MoveOrdering,
     vcf: VcfSolver,
@@ -104,9 +100,7 @@ pub struct MainSearch<'t> {
     moves: Vec<Vec<Move>>,
     keys: Vec<Vec<i64>>,
     hints: Vec<Vec<i32>>,
-    /// Triangular principal-variation table.
-    pv: Vec<[Move; MAX_PLY]>,
-    pv_len: [usize; MAX_PLY + 1],
+    pv: PvTable,
     /// Depth of the iteration under way (bounds the extensions).
     iteration_depth: i32,
     /// Late-move reductions by depth and move number.
@@ -116,9 +110,9 @@ pub struct MainSearch<'t> {
     first_depth: u32,
 }
 
-/// Searches `pos` under `limits` with `helpers` extra threads (Lazy SMP: the same iterative
-/// deepening, depth-staggered, sharing only the table). The calling thread's report is the
-/// answer; its end stops the helpers, and their nodes are added to its count.
+/// Searches `pos` under `limits` with `helpers` extra threads (Lazy SMP, [`lazy_smp`]: the
+/// same iterative deepening, depth-staggered, sharing only the table). The calling thread's
+/// report is the answer, with the helpers' nodes added.
 pub fn run_main_search(
     pos: &Gomoku,
     table: &TranspositionTable,
@@ -128,27 +122,17 @@ pub fn run_main_search(
     if helpers == 0 {
         return MainSearch::new(pos.clone(), table, limits.clone()).run();
     }
-    let stop = CancelFlag::new();
-    let helper_limits = limits.for_helper(&stop);
-    std::thread::scope(|scope| {
-        let threads: Vec<_> = (1..=helpers)
-            .map(|i| {
-                let helper_limits = helper_limits.clone();
-                scope.spawn(move || {
-                    let mut helper = MainSearch::new(pos.clone(), table, helper_limits);
-                    helper.first_depth = 1 + (i as u32 % 2);
-                    helper.run().nodes
-                })
-            })
-            .collect();
-        let mut report = MainSearch::new(pos.clone(), table, limits.clone()).run();
-        // The caller's own cancellation reaches the helpers through this flag too.
-        stop.cancel();
-        for thread in threads {
-            // A helper that panicked only loses its node count: the answer is the caller's.
-            report.nodes += thread.join().unwrap_or(0);
+    let helper = |limits: SearchLimits, first_depth: u32| {
+        let mut helper = MainSearch::new(pos.clone(), table, limits);
+        helper.first_depth = first_depth;
+        let report = helper.run();
+        HelperWork {
+            nodes: report.nodes,
+            table: report.table,
         }
-        report
+    };
+    lazy_smp(limits, helpers, helper, || {
+        MainSearch::new(pos.clone(), table, limits.clone()).run()
     })
 }
 
@@ -169,11 +153,7 @@ impl<'t> MainSearch<'t> {
         MainSearch {
             pos,
             table,
-            limits,
-            nodes: 0,
-            next_check: CHECK_INTERVAL,
-            stopped: None,
-            limits_armed: false,
+            clock: NodeClock::new(limits),
             stats: TableStats::default(),
             ordering: MoveOrdering::new(cells),
             vcf: VcfSolver::new(cells),
@@ -186,8 +166,7 @@ impl<'t> MainSearch<'t> {
             moves: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
             keys: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
             hints: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
-            pv: vec![[Move::NONE; MAX_PLY]; MAX_PLY + 1],
-            pv_len: [0; MAX_PLY + 1],
+            pv: PvTable::default(),
             iteration_depth: 1,
             reductions,
             first_depth: 1,
@@ -199,19 +178,7 @@ impl<'t> MainSearch<'t> {
     pub fn run(&mut self) -> SearchReport {
         let start = Instant::now();
         self.table.new_search();
-        let mut report = SearchReport {
-            best_move: None,
-            score: 0,
-            proof: None,
-            depth: 0,
-            nodes: 0,
-            table: TableStats::default(),
-            elapsed: Default::default(),
-            stop_reason: StopReason::Depth,
-            pv: Vec::new(),
-            root_moves: Vec::new(),
-            iterations: Vec::new(),
-        };
+        let mut report = SearchReport::empty(StopReason::Depth);
         let mut root = self.root_moves();
         if root.is_empty() {
             return report;
@@ -219,23 +186,21 @@ impl<'t> MainSearch<'t> {
         report.best_move = Some(root[0].0);
         report.pv = vec![root[0].0];
         let max_depth = self
-            .limits
+            .clock
+            .limits()
             .max_depth
             .unwrap_or(u32::MAX)
             .clamp(1, MAX_PLY as u32 / 2);
         for depth in self.first_depth.min(max_depth)..=max_depth {
-            self.limits_armed = depth > 1;
-            if self.limits_armed
-                && let Some(reason) = self.limits.reached(self.nodes)
-            {
+            if let Some(reason) = self.clock.start_iteration(depth, self.vcf.nodes()) {
                 report.stop_reason = reason;
                 break;
             }
-            let nodes_before = self.nodes;
+            let nodes_before = self.clock.nodes();
             self.iteration_depth = depth as i32;
             let finished = self.search_root(&mut root, depth as i32);
             if !finished {
-                report.stop_reason = self.stopped.unwrap_or(StopReason::Time);
+                report.stop_reason = self.clock.stopped().unwrap_or(StopReason::Time);
                 // A move of the cut iteration that was searched in full and beat the last
                 // best is the better answer; root[0] is the last iteration's best otherwise.
                 if root[0].0 != report.best_move.unwrap_or(Move::NONE) {
@@ -246,28 +211,17 @@ impl<'t> MainSearch<'t> {
                 break;
             }
             let (best, score) = root[0];
-            report.best_move = Some(best);
-            report.score = score;
-            report.depth = depth;
-            report.pv = self.pv[0][..self.pv_len[0]].to_vec();
-            if report.pv.first() != Some(&best) {
-                report.pv = vec![best];
-            }
-            report.iterations.push(Iteration {
-                depth,
-                score,
-                best_move: best,
-                nodes: self.nodes - nodes_before,
-            });
-            if let Some(progress) = &self.limits.progress {
-                progress.report(&IterationInfo {
+            report.complete_iteration(
+                Iteration {
                     depth,
                     score,
                     best_move: best,
-                    pv: &report.pv,
-                    nodes: self.nodes,
-                });
-            }
+                    nodes: self.clock.nodes() - nodes_before,
+                },
+                self.pv.line(0),
+                self.nodes(),
+                self.clock.limits().progress.as_ref(),
+            );
             if score.abs() >= MATE_BOUND {
                 // A decisive score: `think` confirms it, or says the search stopped at a depth.
                 report.stop_reason = StopReason::Proven;
@@ -280,7 +234,7 @@ impl<'t> MainSearch<'t> {
                 break;
             }
         }
-        report.nodes = self.nodes + self.vcf.nodes();
+        report.nodes = self.nodes();
         report.table = self.stats;
         report.elapsed = start.elapsed();
         report
@@ -308,7 +262,7 @@ impl<'t> MainSearch<'t> {
     /// front move is then the better of the last best and any move this iteration proved
     /// better than it).
     fn search_root(&mut self, root: &mut [(Move, Score)], depth: i32) -> bool {
-        self.nodes += 1;
+        self.clock.count();
         let mut alpha = -INFINITY;
         let beta = INFINITY;
         let mut best_index = 0;
@@ -320,14 +274,14 @@ impl<'t> MainSearch<'t> {
                 -self.node(depth - 1, 1, -beta, -alpha)
             } else {
                 let s = -self.node(depth - 1, 1, -alpha - 1, -alpha);
-                if s > alpha && self.stopped.is_none() {
+                if s > alpha && !self.clock.is_stopped() {
                     -self.node(depth - 1, 1, -beta, -alpha)
                 } else {
                     s
                 }
             };
             self.pos.unmake(mv);
-            if self.stopped.is_some() {
+            if self.clock.is_stopped() {
                 if best_index > 0 {
                     root[..=best_index].rotate_right(1);
                     root[0].1 = best_score;
@@ -338,7 +292,7 @@ impl<'t> MainSearch<'t> {
             if score > best_score {
                 best_score = score;
                 best_index = i;
-                self.update_pv(0, mv);
+                self.pv.update(0, mv);
                 alpha = alpha.max(score);
             }
         }
@@ -366,36 +320,9 @@ impl<'t> MainSearch<'t> {
         count[FIVE as usize] > 0 || count[OPEN_FOUR as usize] > 0
     }
 
-    #[inline]
-    fn visit(&mut self) -> bool {
-        self.nodes += 1;
-        // The horizon's VCF nodes count too: a leaf may run dozens of them, and polling by
-        // this search's own nodes alone let a move overshoot its deadline by tens of ms.
-        let total = self.nodes + self.vcf.nodes();
-        if total >= self.next_check {
-            self.next_check = total + CHECK_INTERVAL;
-            let reached = if self.limits_armed {
-                self.limits.reached(total)
-            } else {
-                self.limits
-                    .cancel
-                    .as_ref()
-                    .filter(|c| c.is_cancelled())
-                    .map(|_| StopReason::Cancelled)
-            };
-            if reached.is_some() {
-                self.stopped = reached;
-            }
-        }
-        self.stopped.is_none()
-    }
-
-    fn update_pv(&mut self, ply: usize, mv: Move) {
-        let child_len = self.pv_len[ply + 1].min(MAX_PLY - 1);
-        let (head, tail) = self.pv.split_at_mut(ply + 1);
-        head[ply][0] = mv;
-        head[ply][1..=child_len].copy_from_slice(&tail[0][..child_len]);
-        self.pv_len[ply] = child_len + 1;
+    /// Every node of this search so far: its own and its horizon VCFs'.
+    fn nodes(&self) -> u64 {
+        self.clock.nodes() + self.vcf.nodes()
     }
 
     /// The horizon: a VCF of the side to move is a win (scored by its length), else the
@@ -414,10 +341,10 @@ impl<'t> MainSearch<'t> {
     /// Alpha-beta negamax with PVS, fail-soft. Returns garbage (0) once `stopped` is set.
     fn node(&mut self, depth: i32, ply: usize, mut alpha: Score, beta: Score) -> Score {
         // Step 1. Count the node and poll the limits.
-        if !self.visit() {
+        if !self.clock.visit(self.vcf.nodes()) {
             return 0;
         }
-        self.pv_len[ply] = 0;
+        self.pv.clear(ply);
 
         // Step 2. Game over, or a five to play now.
         match self.pos.status() {
@@ -428,8 +355,7 @@ impl<'t> MainSearch<'t> {
         match self.pos.static_verdict() {
             Some(Verdict::WinIn(1)) => {
                 if let Some(mv) = self.pos.immediate_win() {
-                    self.pv[ply][0] = mv;
-                    self.pv_len[ply] = 1;
+                    self.pv.set_single(ply, mv);
                 }
                 return WIN - (ply as Score + 1);
             }
@@ -519,7 +445,11 @@ impl<'t> MainSearch<'t> {
         let mut best_move = Move::NONE;
         let mut searched = 0usize;
         for i in 0..moves.len() {
-            pick_best_with_hints(&mut moves, &mut keys, &mut hints, i);
+            // The lazy sort's step, the hints kept beside their moves.
+            let next = best_remaining(&keys, i);
+            moves.swap(i, next);
+            keys.swap(i, next);
+            hints.swap(i, next);
             let mv = moves[i];
             if quiet && searched >= WIDTH {
                 // The selective width: a quiet node searches its best few moves only.
@@ -559,16 +489,16 @@ impl<'t> MainSearch<'t> {
                 score = -self.node(child_depth, ply + 1, -beta, -alpha);
             } else {
                 score = -self.node(child_depth - reduction, ply + 1, -alpha - 1, -alpha);
-                if reduction > 0 && score > alpha && self.stopped.is_none() {
+                if reduction > 0 && score > alpha && !self.clock.is_stopped() {
                     score = -self.node(child_depth, ply + 1, -alpha - 1, -alpha);
                 }
-                if pv_node && score > alpha && score < beta && self.stopped.is_none() {
+                if pv_node && score > alpha && score < beta && !self.clock.is_stopped() {
                     score = -self.node(child_depth, ply + 1, -beta, -alpha);
                 }
             }
             self.pos.unmake(mv);
             searched += 1;
-            if self.stopped.is_some() {
+            if self.clock.is_stopped() {
                 break;
             }
             if score > best {
@@ -576,7 +506,7 @@ impl<'t> MainSearch<'t> {
                 best_move = mv;
                 if score > alpha {
                     alpha = score;
-                    self.update_pv(ply, mv);
+                    self.pv.update(ply, mv);
                     if alpha >= beta {
                         self.ordering.record_cutoff(mv, ply, side, depth);
                         break;
@@ -587,7 +517,7 @@ impl<'t> MainSearch<'t> {
         self.moves[ply] = moves;
         self.keys[ply] = keys;
         self.hints[ply] = hints;
-        if self.stopped.is_some() || best_move.is_none() {
+        if self.clock.is_stopped() || best_move.is_none() {
             return 0;
         }
 
@@ -612,23 +542,10 @@ impl<'t> MainSearch<'t> {
     }
 }
 
-/// The engine's `pick_best` that keeps the hints beside their moves.
-#[inline]
-fn pick_best_with_hints(moves: &mut [Move], keys: &mut [i64], hints: &mut [i32], i: usize) {
-    let mut best = i;
-    for j in i + 1..moves.len() {
-        if keys[j] > keys[best] {
-            best = j;
-        }
-    }
-    moves.swap(i, best);
-    keys.swap(i, best);
-    hints.swap(i, best);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::CancelFlag;
     use crate::games::gomoku::GomokuRules;
     use crate::games::{BoardGame, Grid};
 

@@ -1,0 +1,147 @@
+//! The node clock: counts a search's nodes and decides, every [`CHECK_INTERVAL`] of them,
+//! whether a limit has been reached. Both searchers (the engine's and gomoku's main search) and
+//! every Lazy SMP helper poll their limits through it, so the service's latency promise rests
+//! on one piece of code.
+//!
+//! The count it polls is the search's whole work: its own nodes plus those of any side search
+//! it runs inside its nodes (gomoku's horizon VCF), which the caller passes in. A leaf may run
+//! dozens of such nodes: polling by the main count alone let a move overshoot its deadline by
+//! tens of milliseconds. Time and node limits are armed only from the second iteration, so a
+//! search always completes depth 1 and answers a legal move; only cancellation stops depth 1.
+
+use super::limits::{CHECK_INTERVAL, SearchLimits, StopReason};
+
+/// A search's node count and the limits it is polled against.
+pub struct NodeClock {
+    limits: SearchLimits,
+    nodes: u64,
+    next_check: u64,
+    stopped: Option<StopReason>,
+    /// Whether time and node limits apply (not during the depth-1 iteration).
+    armed: bool,
+}
+
+impl NodeClock {
+    pub fn new(limits: SearchLimits) -> Self {
+        NodeClock {
+            limits,
+            nodes: 0,
+            next_check: CHECK_INTERVAL,
+            stopped: None,
+            armed: false,
+        }
+    }
+
+    pub fn limits(&self) -> &SearchLimits {
+        &self.limits
+    }
+
+    /// Nodes this search's own node function has counted.
+    pub fn nodes(&self) -> u64 {
+        self.nodes
+    }
+
+    /// The limit that stopped the search, once one has.
+    pub fn stopped(&self) -> Option<StopReason> {
+        self.stopped
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.is_some()
+    }
+
+    /// Counts a node without polling (a root, which polls before its iteration instead).
+    pub fn count(&mut self) {
+        self.nodes += 1;
+    }
+
+    /// Before the iteration at `depth`: arms the time and node limits from depth 2 on and says
+    /// which, if any, is already reached. `outside` is the side searches' node count so far.
+    pub fn start_iteration(&mut self, depth: u32, outside: u64) -> Option<StopReason> {
+        self.armed = depth > 1;
+        if self.armed {
+            self.limits.reached(self.nodes + outside)
+        } else {
+            None
+        }
+    }
+
+    /// Counts one node and, every [`CHECK_INTERVAL`] nodes of the whole work (`outside`: the
+    /// side searches' count so far), polls the limits. False once a limit is reached: the
+    /// caller then unwinds at once and its iteration is thrown away.
+    #[inline]
+    pub fn visit(&mut self, outside: u64) -> bool {
+        self.nodes += 1;
+        let total = self.nodes + outside;
+        if total >= self.next_check {
+            self.next_check = total + CHECK_INTERVAL;
+            let reached = if self.armed {
+                self.limits.reached(total)
+            } else {
+                self.limits
+                    .cancel
+                    .as_ref()
+                    .filter(|c| c.is_cancelled())
+                    .map(|_| StopReason::Cancelled)
+            };
+            if reached.is_some() {
+                self.stopped = reached;
+            }
+        }
+        self.stopped.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::CancelFlag;
+
+    #[test]
+    fn a_node_limit_stops_only_once_armed_and_counts_outside_nodes() {
+        let limits = SearchLimits {
+            max_nodes: Some(CHECK_INTERVAL),
+            ..Default::default()
+        };
+        let mut clock = NodeClock::new(limits);
+        assert_eq!(clock.start_iteration(1, 0), None);
+        for _ in 0..3 * CHECK_INTERVAL {
+            assert!(clock.visit(0), "depth 1 ignores the node limit");
+        }
+        assert_eq!(
+            clock.start_iteration(2, 0),
+            Some(StopReason::Nodes),
+            "armed at depth 2, the limit is already past"
+        );
+
+        let mut clock = NodeClock::new(SearchLimits {
+            max_nodes: Some(2 * CHECK_INTERVAL),
+            ..Default::default()
+        });
+        assert_eq!(clock.start_iteration(2, 0), None);
+        // Half the nodes are the side searches': the clock stops at the whole count.
+        let mut visited = 0;
+        while clock.visit(CHECK_INTERVAL) {
+            visited += 1;
+        }
+        assert_eq!(clock.stopped(), Some(StopReason::Nodes));
+        assert!(visited < 2 * CHECK_INTERVAL, "{visited}");
+    }
+
+    #[test]
+    fn cancellation_stops_even_depth_one() {
+        let cancel = CancelFlag::new();
+        let mut clock = NodeClock::new(SearchLimits {
+            cancel: Some(cancel.clone()),
+            ..Default::default()
+        });
+        clock.start_iteration(1, 0);
+        cancel.cancel();
+        let mut visited = 0u64;
+        while clock.visit(0) {
+            visited += 1;
+        }
+        assert!(visited < CHECK_INTERVAL);
+        assert_eq!(clock.stopped(), Some(StopReason::Cancelled));
+    }
+}
