@@ -597,22 +597,9 @@ impl<'t, G: Game> Searcher<'t, G> {
         if self.options.without_table {
             return best;
         }
-        let bound = if best >= beta {
-            Bound::Lower
-        } else if best > original_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
         self.table.store(
             key,
-            Entry {
-                score: score_to_table(best, ply),
-                best_move,
-                // An extended node past the horizon has a negative depth: store it as 0.
-                depth: depth.clamp(0, u8::MAX as i32) as u8,
-                bound,
-            },
+            Entry::of_node(best, best_move, ply, depth, original_alpha, beta),
         );
         best
     }

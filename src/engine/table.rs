@@ -40,6 +40,36 @@ pub struct Entry {
     pub bound: Bound,
 }
 
+impl Entry {
+    /// What a node at `ply` with `depth` plies left stores after searching its moves with the
+    /// window (`alpha`, `beta`) as it was on entry and finding `best` by `best_move`: the bound
+    /// follows from where `best` fell (fail-high, inside, fail-low), the score is made relative
+    /// to this node ([`score_to_table`]), and a depth below 0 (a node extended past the
+    /// horizon) is stored as 0.
+    pub fn of_node(
+        best: Score,
+        best_move: Move,
+        ply: usize,
+        depth: i32,
+        alpha: Score,
+        beta: Score,
+    ) -> Entry {
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        Entry {
+            score: score_to_table(best, ply),
+            best_move,
+            depth: depth.clamp(0, u8::MAX as i32) as u8,
+            bound,
+        }
+    }
+}
+
 const BUCKET: usize = 4;
 const GENERATION_BITS: u64 = 6;
 const GENERATION_MASK: u8 = (1 << GENERATION_BITS) - 1;

@@ -522,21 +522,9 @@ impl<'t> MainSearch<'t> {
         }
 
         // Step 9. Store the result.
-        let bound = if best >= beta {
-            Bound::Lower
-        } else if best > original_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
         self.table.store(
             key,
-            Entry {
-                score: score_to_table(best, ply),
-                best_move,
-                depth: depth.clamp(0, u8::MAX as i32) as u8,
-                bound,
-            },
+            Entry::of_node(best, best_move, ply, depth, original_alpha, beta),
         );
         best
     }
