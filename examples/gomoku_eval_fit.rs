@@ -65,6 +65,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use clap::Parser;
 use kibitz::engine::{Game, Status};
 use kibitz::games::gomoku::board::{Board, DIRECTIONS};
 use kibitz::games::gomoku::eval;
@@ -77,51 +78,138 @@ use kibitz::tools::arena::referee::Colour;
 
 const SIZE: usize = 15;
 
-fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> anyhow::Result<T>
-where
-    T::Err: std::fmt::Display,
-{
-    match args.iter().position(|a| a == name) {
-        Some(i) => {
-            let text = args
-                .get(i + 1)
-                .with_context(|| format!("{name} needs a value"))?;
-            text.parse()
-                .map_err(|e| anyhow::anyhow!("{name} {text}: {e}"))
-        }
-        None => Ok(default),
-    }
+#[derive(clap::Parser)]
+#[command(
+    about = "Fits gomoku's evaluation to a judge's scores or to game outcomes (see the module's documentation)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-/// Flags without a value.
-const SWITCHES: [&str; 1] = ["--quiet"];
-
-/// The positional arguments: everything that is not a flag or a flag's value.
-fn files(args: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        if SWITCHES.contains(&args[i].as_str()) {
-            i += 1;
-        } else if args[i].starts_with("--") {
-            i += 2;
-        } else {
-            out.push(args[i].clone());
-            i += 1;
-        }
-    }
-    out
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Labels positions of arena records with a piskvork judge's scores.
+    Label(LabelArgs),
+    /// Labels positions of arena records by how their game ended (Texel's method).
+    Outcomes(OutcomesArgs),
+    /// Fits the evaluation's weights to labels and prints them as Rust.
+    Fit(FitArgs),
+    /// Compares the engine's features with whole line windows (no weights printed).
+    Windows(WindowsArgs),
+    /// Says where kibitz's games went wrong by the judge's scores.
+    Blame { games: String, labels: String },
+    /// The mean squared difference in win probability of two label files' common positions.
+    Compare {
+        first: String,
+        second: String,
+        #[arg(long, default_value_t = 200.0)]
+        scale: f64,
+    },
 }
 
-fn outcomes(args: &[String]) -> anyhow::Result<()> {
-    let every: usize = flag(args, "--every", 1)?;
-    let skip_end: usize = flag(args, "--skip-end", 4)?;
-    let win: i32 = flag(args, "--win", 1000)?;
-    for file in files(args) {
+#[derive(clap::Args)]
+struct LabelArgs {
+    /// Arena records (`kibitz arena --record`).
+    #[arg(required = true)]
+    games: Vec<String>,
+    /// The judge: a piskvork engine's command line.
+    #[arg(long)]
+    judge: String,
+    /// The judge's time a position, in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    ms: u64,
+    /// Every this many plies after the opening.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    every: u64,
+    /// Plies after the opening to start at (a second pass with `--offset 1` labels the plies a
+    /// first `--every 2` pass skipped).
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+    /// Most positions labelled.
+    #[arg(long, default_value_t = usize::MAX)]
+    limit: usize,
+}
+
+#[derive(clap::Args)]
+struct OutcomesArgs {
+    #[arg(required = true)]
+    games: Vec<String>,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    every: u64,
+    /// Plies before the game's end left out (the decided positions).
+    #[arg(long, default_value_t = 4)]
+    skip_end: usize,
+    /// The label of a position whose mover went on to win.
+    #[arg(long, default_value_t = 1000)]
+    win: i32,
+}
+
+#[derive(clap::Args)]
+struct FitArgs {
+    #[arg(required = true)]
+    labels: Vec<String>,
+    /// Every this many positions are held out of the fit (0: none).
+    #[arg(long, default_value_t = 5)]
+    holdout: usize,
+    #[arg(long, default_value_t = 200.0)]
+    scale: f64,
+    #[arg(long, default_value_t = 1e-4)]
+    l2: f64,
+    #[arg(long, default_value_t = 3000.0)]
+    max_label: f64,
+    /// Positions from other openings than the fitted ones: held-out lines are neighbours of
+    /// fitted ones in the same games, so only these show how the fit transfers.
+    #[arg(long)]
+    transfer: Option<String>,
+    /// Quiet positions only (no four or open three on the board for either side): the ones the
+    /// search leaves to the evaluation alone.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(clap::Args)]
+struct WindowsArgs {
+    #[arg(required = true)]
+    labels: Vec<String>,
+    #[arg(long, default_value_t = 5)]
+    holdout: usize,
+    /// Which of the `holdout` folds of games is held out (0 to holdout - 1): running all of
+    /// them is a cross-validation, and shows how much the held-out error depends on the games.
+    #[arg(long, default_value_t = 0)]
+    fold: usize,
+    #[arg(long, value_enum, default_value_t = WindowFeatures::Both)]
+    features: WindowFeatures,
+    #[arg(long, default_value_t = 1e-3)]
+    l2: f64,
+    #[arg(long, default_value_t = 1000)]
+    steps: i32,
+    #[arg(long, default_value_t = 200.0)]
+    scale: f64,
+    #[arg(long, default_value_t = usize::MAX)]
+    max_train: usize,
+    #[arg(long, default_value_t = 3000.0)]
+    max_label: f64,
+    #[arg(long)]
+    transfer: Option<String>,
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum WindowFeatures {
+    Eval,
+    Windows,
+    Both,
+}
+
+fn outcomes(args: &OutcomesArgs) -> anyhow::Result<()> {
+    let (every, skip_end, win) = (args.every as usize, args.skip_end, args.win);
+    for file in &args.games {
         let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
         for game in read_records(&text, SIZE)? {
             let last = game.stones.len().saturating_sub(skip_end);
-            for plies in (game.opening.len()..last).step_by(every.max(1)) {
+            for plies in (game.opening.len()..last).step_by(every) {
                 let mover = if plies % 2 == 0 {
                     Colour::Black
                 } else {
@@ -139,24 +227,16 @@ fn outcomes(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn label(args: &[String]) -> anyhow::Result<()> {
-    let judge: String = flag(args, "--judge", String::new())?;
-    if judge.is_empty() {
-        bail!("label needs --judge CMD (a piskvork engine)");
-    }
-    let ms: u64 = flag(args, "--ms", 100)?;
-    let every: usize = flag(args, "--every", 3)?;
-    // A second pass with `--offset 1` labels the plies a first `--every 2` pass skipped.
-    let offset: usize = flag(args, "--offset", 0)?;
-    let limit: usize = flag(args, "--limit", usize::MAX)?;
-    let mut engine = ExternalEngine::start(&judge, Duration::from_millis(30))?;
+fn label(args: &LabelArgs) -> anyhow::Result<()> {
+    let (ms, every, offset, limit) = (args.ms, args.every as usize, args.offset, args.limit);
+    let mut engine = ExternalEngine::start(&args.judge, Duration::from_millis(30))?;
     let mut seen = HashSet::new();
     let mut labelled = 0;
-    for file in files(args) {
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
+    for file in &args.games {
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
         for game in read_records(&text, SIZE)? {
             let moves = &game.stones;
-            for plies in (game.opening.len() + offset..moves.len()).step_by(every.max(1)) {
+            for plies in (game.opening.len() + offset..moves.len()).step_by(every) {
                 if labelled >= limit {
                     return Ok(());
                 }
@@ -180,7 +260,7 @@ fn label(args: &[String]) -> anyhow::Result<()> {
                     Ok(answer) => answer,
                     Err(fault) => {
                         eprintln!("judge failed ({fault}); restarting it");
-                        engine = ExternalEngine::start(&judge, Duration::from_millis(30))?;
+                        engine = ExternalEngine::start(&args.judge, Duration::from_millis(30))?;
                         continue;
                     }
                 };
@@ -274,25 +354,17 @@ fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
-fn fit(args: &[String]) -> anyhow::Result<()> {
-    let holdout: usize = flag(args, "--holdout", 5)?;
-    let scale: f64 = flag(args, "--scale", 200.0)?;
-    let l2: f64 = flag(args, "--l2", 1e-4)?;
-    let max_label: f64 = flag(args, "--max-label", 3000.0)?;
-    // Positions from other openings than the fitted ones: held-out lines are neighbours of
-    // fitted ones in the same games, so only these show how the fit transfers.
-    let transfer_file: String = flag(args, "--transfer", String::new())?;
-    // Quiet positions only (no four or open three on the board for either side): the ones
-    // the search leaves to the evaluation alone.
-    let quiet_only = args.iter().any(|a| a == "--quiet");
+fn fit(args: &FitArgs) -> anyhow::Result<()> {
+    let (holdout, scale, l2, max_label) = (args.holdout, args.scale, args.l2, args.max_label);
+    let quiet_only = args.quiet;
     let empty = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
     let n_features = features(&empty).len();
     let mut train = Vec::new();
     let mut test = Vec::new();
     let mut transfer = Vec::new();
-    let mut sources: Vec<(String, bool)> = files(args).into_iter().map(|f| (f, false)).collect();
-    if !transfer_file.is_empty() {
-        sources.push((transfer_file, true));
+    let mut sources: Vec<(String, bool)> = args.labels.iter().map(|f| (f.clone(), false)).collect();
+    if let Some(transfer_file) = &args.transfer {
+        sources.push((transfer_file.clone(), true));
     }
     for (file, is_transfer) in sources {
         for Label {
@@ -487,22 +559,11 @@ fn line_windows(board: &Board, mover: usize, mut count: impl FnMut(usize, usize)
     }
 }
 
-fn windows(args: &[String]) -> anyhow::Result<()> {
-    let holdout: usize = flag(args, "--holdout", 5)?;
-    // Which of the `holdout` folds of games is held out (0 to holdout - 1): running all of
-    // them is a cross-validation, and shows how much the held-out error depends on the games.
-    let fold: usize = flag(args, "--fold", 0)?;
-    let kind: String = flag(args, "--features", "both".to_string())?;
-    let l2: f64 = flag(args, "--l2", 1e-3)?;
-    let steps: i32 = flag(args, "--steps", 1000)?;
-    let scale: f64 = flag(args, "--scale", 200.0)?;
-    let max_train: usize = flag(args, "--max-train", usize::MAX)?;
-    let max_label: f64 = flag(args, "--max-label", 3000.0)?;
-    let transfer_file: String = flag(args, "--transfer", String::new())?;
-    let quiet_only = args.iter().any(|a| a == "--quiet");
-    if !["eval", "windows", "both"].contains(&kind.as_str()) {
-        bail!("--features {kind}: use eval, windows or both");
-    }
+fn windows(args: &WindowsArgs) -> anyhow::Result<()> {
+    let (holdout, fold, l2, steps, scale) =
+        (args.holdout, args.fold, args.l2, args.steps, args.scale);
+    let (max_train, max_label, quiet_only) = (args.max_train, args.max_label, args.quiet);
+    let kind = args.features;
     if holdout > 0 && fold >= holdout {
         bail!("--fold {fold}: use 0 to {}", holdout - 1);
     }
@@ -525,7 +586,7 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
             let mover = position.side_to_move().index();
             // Ordered by index, so that every run sums the same terms in the same order.
             let mut x: BTreeMap<usize, f64> = BTreeMap::new();
-            if kind == "windows" {
+            if kind == WindowFeatures::Windows {
                 // The engine's first feature is the constant (tempo): windows alone keep it.
                 x.insert(0, 1.0);
             } else {
@@ -535,7 +596,7 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
                     }
                 }
             }
-            if kind != "eval" {
+            if kind != WindowFeatures::Eval {
                 line_windows(board, mover, |role, key| {
                     *x.entry(eval::FEATURES + role * WINDOW_KEYS + key)
                         .or_default() += 1.0;
@@ -552,8 +613,8 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
     };
     let (mut train, mut test) = (Vec::new(), Vec::new());
     let mut games_before = 0;
-    for file in files(args) {
-        let samples = read(&file)?;
+    for file in &args.labels {
+        let samples = read(file)?;
         let games = samples.last().map_or(0, |s| s.game);
         for mut sample in samples {
             sample.game += games_before;
@@ -567,10 +628,9 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
         }
         games_before += games;
     }
-    let transfer = if transfer_file.is_empty() {
-        Vec::new()
-    } else {
-        read(&transfer_file)?
+    let transfer = match &args.transfer {
+        Some(file) => read(file)?,
+        None => Vec::new(),
     };
     if train.is_empty() {
         bail!("no labelled positions");
@@ -633,9 +693,10 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
     let fitted_rms = rms(test.iter().map(|s| logit(predict(&w, s))).collect());
     let in_use_rms = rms(test.iter().map(|s| logit(s.in_use)).collect());
     println!(
-        "features {kind}, {used} weights: {} train, {} in held-out games, {} transfer; held-out \
+        "features {}, {used} weights: {} train, {} in held-out games, {} transfer; held-out \
          error: fit {:.5}, weights in use {:.5}; transfer error: fit {:.5}, weights in use \
          {:.5}; score spread in held-out games: fit {fitted_rms:.0}, in use {in_use_rms:.0}",
+        format!("{kind:?}").to_lowercase(),
         train.len(),
         test.len(),
         transfer.len(),
@@ -648,11 +709,7 @@ fn windows(args: &[String]) -> anyhow::Result<()> {
 }
 
 /// `compare A.txt B.txt`: see the module's documentation.
-fn compare(args: &[String]) -> anyhow::Result<()> {
-    let scale: f64 = flag(args, "--scale", 200.0)?;
-    let [first, second] = &files(args)[..] else {
-        bail!("usage: compare LABELS_A.txt LABELS_B.txt");
-    };
+fn compare(first: &str, second: &str, scale: f64) -> anyhow::Result<()> {
     let scores = |file: &str| -> anyhow::Result<HashMap<String, f64>> {
         Ok(label_lines(file)?
             .into_iter()
@@ -680,10 +737,7 @@ fn compare(args: &[String]) -> anyhow::Result<()> {
 }
 
 /// `blame`: see the module's documentation.
-fn blame(args: &[String]) -> anyhow::Result<()> {
-    let [games_file, labels_file] = &files(args)[..] else {
-        bail!("usage: blame GAMES.txt LABELS.txt");
-    };
+fn blame(games_file: &str, labels_file: &str) -> anyhow::Result<()> {
     // Labels by their position text: (judge's score, judge's move).
     let labels: HashMap<String, (f64, Option<String>)> = label_lines(labels_file)?
         .into_iter()
@@ -767,17 +821,16 @@ fn blame(args: &[String]) -> anyhow::Result<()> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("label") => label(&args[1..]),
-        Some("outcomes") => outcomes(&args[1..]),
-        Some("fit") => fit(&args[1..]),
-        Some("windows") => windows(&args[1..]),
-        Some("blame") => blame(&args[1..]),
-        Some("compare") => compare(&args[1..]),
-        _ => bail!(
-            "usage: gomoku_eval_fit label GAMES... --judge CMD | outcomes GAMES... | fit LABELS... \
-             | windows LABELS... | blame GAMES LABELS | compare LABELS LABELS"
-        ),
+    match Cli::parse().command {
+        Command::Label(args) => label(&args),
+        Command::Outcomes(args) => outcomes(&args),
+        Command::Fit(args) => fit(&args),
+        Command::Windows(args) => windows(&args),
+        Command::Blame { games, labels } => blame(&games, &labels),
+        Command::Compare {
+            first,
+            second,
+            scale,
+        } => compare(&first, &second, scale),
     }
 }
