@@ -206,7 +206,7 @@ enum WindowFeatures {
 fn outcomes(args: &OutcomesArgs) -> anyhow::Result<()> {
     let (every, skip_end, win) = (args.every as usize, args.skip_end, args.win);
     for file in &args.games {
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
         for game in read_records(&text, SIZE)? {
             let last = game.stones.len().saturating_sub(skip_end);
             for plies in (game.opening.len()..last).step_by(every) {
