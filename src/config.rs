@@ -199,6 +199,12 @@ pub struct Config {
     #[arg(long, env = "KIBITZ_REPLICA_NAME")]
     pub replica_name: Option<String>,
 
+    /// Batch event streams (`GET /analyses/{id}` with `Accept: text/event-stream`) one replica
+    /// serves at once; one more gets 503 and `Retry-After`. The watchers of one batch share one
+    /// reader of the store, so this bounds connections, not store reads.
+    #[arg(long, env = "KIBITZ_BATCH_MAX_WATCHERS", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_max_watchers: u64,
+
     /// Origins allowed by CORS, comma-separated; `*` allows any; empty sends no CORS headers.
     #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
@@ -340,6 +346,7 @@ impl Config {
             batch_reclaim_idle_ms: 5_000,
             batch_spare_workers: 1,
             replica_name: None,
+            batch_max_watchers: 1024,
         }
     }
 }

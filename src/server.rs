@@ -17,7 +17,10 @@
 //! close at once), and waits up to `shutdown_timeout_ms`; searches still running then are
 //! stopped (they answer with their best move so far), and after a last second for those
 //! answers to be written the process exits whatever clients do. With the defaults that is at
-//! most 5 + 20 + 1 = 26 s after SIGTERM, inside Kubernetes' 30 s grace period.
+//! most 5 + 20 + 1 = 26 s after SIGTERM, inside Kubernetes' 30 s grace period. Streams that
+//! follow a batch (`GET /analyses/{id}`) would never end by themselves: they end when the
+//! drain does, each with an `error` event saying the server is shutting down, as `/move` and
+//! `/review` streams end with their answer.
 
 use std::future::Future;
 use std::io::IsTerminal;
@@ -94,6 +97,7 @@ pub async fn serve(
     let config = Arc::clone(&state.config);
     let ready = Arc::clone(&state.ready);
     let service = state.service.clone();
+    let batches = state.batches.clone();
     // Batch items run on this replica's idle workers until the shutdown.
     let consumers = Arc::new(
         state
@@ -169,7 +173,10 @@ pub async fn serve(
     }
     drop(listener);
 
-    // Phase 2: no new connections; in-flight requests finish, idle connections close.
+    // Phase 2: no new connections; in-flight requests finish, idle connections close. Batch
+    // event streams would never finish by themselves (their batch runs on): each is ended
+    // with its last event now, so that its connection closes too.
+    batches.close_watches();
     let open = graceful.count();
     tracing::info!(
         open_connections = open,

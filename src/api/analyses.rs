@@ -16,7 +16,6 @@
 //! have: its `status` is the HTTP status the lone request would have had, its `answer` the
 //! body (the answer, or the problem), or the status is `failed` once its attempts are spent.
 
-use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,14 +37,13 @@ use super::moves::MoveRequest;
 use super::review::{ReviewRequest, ReviewResponse};
 use super::sse::{json_event, sse_response, wants_event_stream};
 use super::vocabulary::whole;
+use crate::service::batch::watchers::{End, Watcher};
 use crate::service::batch::{
     BatchError, BatchView, Delivery, ItemRunner, NewBatch, NewItem, Outcome, Priority,
 };
 
 /// The header naming the client, for the in-flight limit.
 pub const CLIENT_ID: &str = "x-client-id";
-/// How often a streamed `GET` looks for new results.
-const POLL: Duration = Duration::from_millis(100);
 /// When a client told the batch queue is full may try again.
 const FULL_RETRY_AFTER: Duration = Duration::from_secs(5);
 
@@ -174,6 +172,10 @@ impl From<BatchError> for ApiError {
                 detail: full.to_string(),
                 retry_after: FULL_RETRY_AFTER,
             },
+            watchers @ BatchError::TooManyWatchers { .. } => ApiError::Overloaded {
+                detail: watchers.to_string(),
+                retry_after: Duration::from_secs(1),
+            },
             BatchError::Store(cause) => {
                 tracing::warn!(%cause, "batch store failed");
                 ApiError::Overloaded {
@@ -296,14 +298,27 @@ async fn find(state: &AppState, id: &str) -> ApiResult<BatchView> {
 }
 
 /// `GET /analyses/{id}`: the batch as JSON, or as events with `Accept: text/event-stream`.
+///
+/// A stream watches the batch through the replica's shared poller
+/// ([`crate::service::batch::watchers`]): each result once, then the whole batch as `analysis`
+/// once it is done or cancelled; or an `error` event when the batch is deleted or expires
+/// (404's problem) or the replica shuts down (503's: the client asks again, another replica
+/// answers it with Redis). So every stream ends with a last event.
 pub async fn status(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let view = find(&state, &id).await?;
     if !wants_event_stream(&headers) {
+        let view = find(&state, &id).await?;
         return Ok(analysis_response(StatusCode::OK, &view));
+    }
+    if !known_shape(&id) {
+        return Err(ApiError::UnknownAnalysis(super::clip_path(&id)));
+    }
+    let watcher = state.batches.watch(&id).await?;
+    if watcher.seen.borrow().end == Some(End::Gone) {
+        return Err(ApiError::UnknownAnalysis(super::clip_path(&id)));
     }
     let open = state
         .service
@@ -311,10 +326,9 @@ pub async fn status(
         .event_stream_opened("/analyses/{id}");
     let events = futures_util::stream::unfold(
         Some(Streamed {
-            state,
             id,
-            sent: HashSet::new(),
-            first: Some(view),
+            watcher,
+            sent: 0,
             _open: open,
         }),
         |streamed| async move {
@@ -332,58 +346,56 @@ pub async fn status(
     Ok(sse_response(futures_util::StreamExt::flatten(events)))
 }
 
-/// A streamed `GET`: what was sent so far.
+/// A streamed `GET`: its watch and how much of it was sent.
 struct Streamed {
-    state: AppState,
     id: String,
-    sent: HashSet<usize>,
-    /// The view the request began with, sent first.
-    first: Option<BatchView>,
+    watcher: Watcher,
+    /// Results sent: the first `sent` of the watch's results (in the order it saw them).
+    sent: usize,
     _open: crate::service::metrics::GaugeGuard,
 }
 
 impl Streamed {
-    /// The events due now (waiting until there is one): each new result, and the whole batch
-    /// last once it is done or cancelled; `true` marks the last event.
+    /// The events due now (waiting until there is one): each new result, and last the whole
+    /// batch once it is done or cancelled, or the error that ends the watch; `true` marks the
+    /// last event.
     async fn next_events(&mut self) -> Vec<(bool, Event)> {
         loop {
-            let view = match self.first.take() {
-                Some(view) => Ok(Some(view)),
-                None => {
-                    tokio::time::sleep(POLL).await;
-                    self.state.batches.view(&self.id).await
+            let (mut events, last) = {
+                let seen = self.watcher.seen.borrow_and_update();
+                let mut events = Vec::new();
+                for (_, result) in seen.results.iter().skip(self.sent) {
+                    if let Ok(raw) = RawValue::from_string(result.to_string()) {
+                        events.push((false, json_event("result", &raw)));
+                    }
                 }
+                self.sent = seen.results.len();
+                let last = match seen.end {
+                    Some(End::Gone) => Some(Err(ApiError::UnknownAnalysis(self.id.clone()))),
+                    Some(End::Closing) => Some(Err(ApiError::NotReady)),
+                    None if seen.is_final() => {
+                        let view = seen.view(&self.id);
+                        let results = parsed_results(&view);
+                        Some(Ok(json_event(
+                            "analysis",
+                            &AnalysisJson::new(&view, &results),
+                        )))
+                    }
+                    None => None,
+                };
+                (events, last)
             };
-            let view = match view {
-                Ok(Some(view)) => view,
-                Ok(None) => {
-                    let gone = ApiError::UnknownAnalysis(self.id.clone());
-                    return vec![(true, super::sse::error_event(gone).await)];
-                }
-                // Redis did not answer this time: look again.
-                Err(_) => continue,
-            };
-            let mut events = Vec::new();
-            for (index, result) in &view.results {
-                if self.sent.insert(*index)
-                    && let Ok(raw) = RawValue::from_string(result.clone())
-                {
-                    events.push((false, json_event("result", &raw)));
-                }
-            }
-            if matches!(
-                view.state,
-                crate::service::batch::BatchState::Done
-                    | crate::service::batch::BatchState::Cancelled
-            ) {
-                let results = parsed_results(&view);
-                events.push((
-                    true,
-                    json_event("analysis", &AnalysisJson::new(&view, &results)),
-                ));
+            match last {
+                Some(Ok(event)) => events.push((true, event)),
+                Some(Err(error)) => events.push((true, super::sse::error_event(error).await)),
+                None => {}
             }
             if !events.is_empty() {
                 return events;
+            }
+            // The poller left without a last word (it never does): end as on shutdown.
+            if self.watcher.seen.changed().await.is_err() {
+                return vec![(true, super::sse::error_event(ApiError::NotReady).await)];
             }
         }
     }

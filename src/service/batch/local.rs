@@ -17,6 +17,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio::sync::Notify;
 
+use super::watchers::Progress;
 use super::{
     BatchError, BatchSettings, BatchState, BatchStore, BatchView, Delivery, Handle, NewBatch,
     QueueDepth, Usage, stored_bytes,
@@ -339,5 +340,31 @@ impl BatchStore for LocalStore {
             pending: state.held.len() as u64,
         };
         std::future::ready(Ok(depth)).boxed()
+    }
+
+    fn progress<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Progress>, BatchError>> {
+        let progress = self.state().batches.get(id).map(|batch| Progress {
+            total: batch.total,
+            stored: batch.results.len(),
+            cancelled: batch.cancelled,
+            started: batch.started,
+        });
+        std::future::ready(Ok(progress)).boxed()
+    }
+
+    fn results<'a>(
+        &'a self,
+        id: &'a str,
+        _total: usize,
+        indices: &'a [usize],
+    ) -> BoxFuture<'a, Result<Vec<(usize, String)>, BatchError>> {
+        let state = self.state();
+        let results = state.batches.get(id).map_or_else(Vec::new, |batch| {
+            indices
+                .iter()
+                .filter_map(|i| batch.results.get(i).map(|r| (*i, r.clone())))
+                .collect()
+        });
+        std::future::ready(Ok(results)).boxed()
     }
 }

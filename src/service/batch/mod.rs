@@ -23,6 +23,7 @@
 pub mod local;
 pub mod redis_store;
 pub mod verify;
+pub mod watchers;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -317,6 +318,12 @@ pub enum BatchError {
     TooManyInFlight { limit: u64 },
     #[error("the batch store (Redis) failed: {0}")]
     Store(String),
+    #[error(
+        "this replica already streams {limit} batch watches, the limit \
+         (KIBITZ_BATCH_MAX_WATCHERS); poll GET /analyses/{{id}} without an event stream, or \
+         try again shortly"
+    )]
+    TooManyWatchers { limit: u64 },
 }
 
 impl From<redis::RedisError> for BatchError {
@@ -367,6 +374,19 @@ pub trait BatchStore: Send + Sync + 'static {
     fn depth(&self) -> BoxFuture<'_, Result<QueueDepth, BatchError>>;
     /// Drops batches past their time (and what they count in the [`Usage`]).
     fn sweep(&self) -> BoxFuture<'_, Result<(), BatchError>>;
+    /// The batch's progress without its results (one cheap read, see [`watchers`]), or `None`.
+    fn progress<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<watchers::Progress>, BatchError>>;
+    /// The stored results of `indices` (of a batch of `total`), checked as [`Self::view`]
+    /// checks them; the others are not there yet.
+    fn results<'a>(
+        &'a self,
+        id: &'a str,
+        total: usize,
+        indices: &'a [usize],
+    ) -> BoxFuture<'a, Result<Vec<(usize, String)>, BatchError>>;
 }
 
 /// The limits and names batches run under (from [`Config`]).
@@ -440,6 +460,8 @@ pub struct Batches {
     store: Arc<dyn BatchStore>,
     settings: Arc<BatchSettings>,
     metrics: BatchMetrics,
+    /// The event streams' shared pollers (see [`watchers`]).
+    watches: Arc<watchers::Watches>,
 }
 
 impl Batches {
@@ -456,11 +478,27 @@ impl Batches {
             )?),
             None => Arc::new(local::LocalStore::new(settings.clone())),
         };
+        let watches = Arc::new(watchers::Watches::new(
+            Arc::clone(&store),
+            usize::try_from(config.batch_max_watchers).unwrap_or(usize::MAX),
+        ));
         Ok(Batches {
             store,
             settings: Arc::new(settings),
             metrics,
+            watches,
         })
+    }
+
+    /// Watches batch `id` for an event stream (see [`watchers`]): shared with every other
+    /// watcher of it on this replica, bounded by `KIBITZ_BATCH_MAX_WATCHERS`.
+    pub async fn watch(&self, id: &str) -> Result<watchers::Watcher, BatchError> {
+        self.watches.watch(id).await
+    }
+
+    /// Ends every watch with its last event (shutdown).
+    pub fn close_watches(&self) {
+        self.watches.close();
     }
 
     pub fn settings(&self) -> &BatchSettings {

@@ -47,6 +47,7 @@ use redis::Value;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::verify::{Refusal, Seal, canonical_index};
+use super::watchers::Progress;
 use super::{
     BatchError, BatchSettings, BatchState, BatchStore, BatchView, Bound, Delivery, Handle,
     NewBatch, Priority, QueueDepth, Usage, stored_bytes,
@@ -58,6 +59,8 @@ const PREFIX: &str = "kibitz:batch:v1";
 const GROUP: &str = "kibitz";
 /// How long a blocking read waits for an item.
 const BLOCK_MS: u64 = 250;
+/// Results asked for in one `HMGET` by a batch's poller.
+const RESULTS_AT_ONCE: usize = 500;
 /// Taking over others' items is looked for at most this often per replica.
 const RECLAIM_EVERY: Duration = Duration::from_millis(200);
 
@@ -765,6 +768,62 @@ impl RedisStore {
         Ok(())
     }
 
+    /// One round trip, no result read: `HMGET` of the batch's flags and `HLEN` of its results.
+    async fn progress_now(&self, id: &str) -> Result<Option<Progress>, BatchError> {
+        let mut connection = self.calls()?;
+        let (flags, stored): (MetaFlags, usize) = redis::pipe()
+            .cmd("HMGET")
+            .arg(meta_key(id))
+            .arg("total")
+            .arg("cancelled")
+            .arg("started")
+            .cmd("HLEN")
+            .arg(results_key(id))
+            .query_async(&mut connection)
+            .await?;
+        let (total, cancelled, started) = flags;
+        let Some(total) = total.and_then(|t| t.parse::<usize>().ok()) else {
+            return Ok(None);
+        };
+        Ok(Some(Progress {
+            total,
+            stored,
+            cancelled: cancelled.as_deref() == Some("1"),
+            started: started.as_deref() == Some("1"),
+        }))
+    }
+
+    /// `HMGET` of `indices` (at most [`RESULTS_AT_ONCE`] a call), each result there checked
+    /// as [`Self::view_now`] checks it.
+    async fn results_now(
+        &self,
+        id: &str,
+        total: usize,
+        indices: &[usize],
+    ) -> Result<Vec<(usize, String)>, BatchError> {
+        let mut connection = self.calls()?;
+        let key = results_key(id);
+        let mut results = Vec::new();
+        for chunk in indices.chunks(RESULTS_AT_ONCE) {
+            let stored: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(&key)
+                .arg(chunk)
+                .query_async(&mut connection)
+                .await?;
+            for (index, stored) in chunk.iter().zip(stored) {
+                let Some(stored) = stored else { continue };
+                match self
+                    .seal
+                    .open_result(id, total, &index.to_string(), &stored)
+                {
+                    Ok((index, json)) => results.push((index, json.to_owned())),
+                    Err(refusal) => self.refused("result", refusal, id),
+                }
+            }
+        }
+        Ok(results)
+    }
+
     async fn depth_now(&self) -> Result<QueueDepth, BatchError> {
         let mut connection = self.calls()?;
         let mut depth = QueueDepth::default();
@@ -1029,5 +1088,18 @@ impl BatchStore for RedisStore {
 
     fn sweep(&self) -> BoxFuture<'_, Result<(), BatchError>> {
         self.sweep_now().boxed()
+    }
+
+    fn progress<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Progress>, BatchError>> {
+        self.progress_now(id).boxed()
+    }
+
+    fn results<'a>(
+        &'a self,
+        id: &'a str,
+        total: usize,
+        indices: &'a [usize],
+    ) -> BoxFuture<'a, Result<Vec<(usize, String)>, BatchError>> {
+        self.results_now(id, total, indices).boxed()
     }
 }

@@ -9,3 +9,5 @@ mod bounds;
 mod forgeries;
 mod in_process;
 mod replicas;
+mod shutdown;
+mod watchers;
