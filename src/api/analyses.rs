@@ -37,10 +37,13 @@ use super::moves::MoveRequest;
 use super::review::{ReviewRequest, ReviewResponse};
 use super::sse::{json_event, sse_response, wants_event_stream};
 use super::vocabulary::whole;
+use crate::service::MoveQuery;
 use crate::service::batch::watchers::{End, Watcher};
 use crate::service::batch::{
     BatchError, BatchView, Delivery, ItemRunner, NewBatch, NewItem, Outcome, Priority,
 };
+use crate::service::caller::{Caller, ClientId};
+use crate::service::review::ReviewQuery;
 
 /// The header naming the client, for the in-flight limit.
 pub const CLIENT_ID: &str = "x-client-id";
@@ -481,21 +484,21 @@ impl Runner {
     }
 
     async fn play(&self, request: MoveRequest) -> ApiResult<String> {
-        let served = self
-            .state
-            .service
-            .dispatch(request.into_query(Instant::now()))
-            .await?;
+        let query = MoveQuery {
+            caller: batch_item_caller(),
+            ..request.into_query(Instant::now())
+        };
+        let served = self.state.service.dispatch(query).await?;
         let body = MoveResponse::new(&served.answer, served.cached_from);
         serde_json::to_string(&body).map_err(|e| ApiError::Internal(e.to_string()))
     }
 
     async fn review(&self, request: ReviewRequest) -> ApiResult<String> {
-        let review = self
-            .state
-            .service
-            .review(request.into_query(Instant::now()), None)
-            .await?;
+        let query = ReviewQuery {
+            caller: batch_item_caller(),
+            ..request.into_query(Instant::now())
+        };
+        let review = self.state.service.review(query, None).await?;
         serde_json::to_string(&ReviewResponse::from(&review))
             .map_err(|e| ApiError::Internal(e.to_string()))
     }
@@ -514,6 +517,13 @@ impl Runner {
         })
         .unwrap_or_default()
     }
+}
+
+/// Batch items run as background work: a `/move`, `/review` or `/tree` that finds no worker
+/// free in time takes one back from an item, which is run again later
+/// ([`crate::service::pool::Yielding`]).
+fn batch_item_caller() -> Caller {
+    Caller::background(ClientId::new("batch", "batch"))
 }
 
 /// The problem+json body `error` renders as.

@@ -391,6 +391,11 @@ impl From<ServiceError> for ApiError {
                 detail: reason.to_string(),
                 retry_after,
             },
+            // Only background work (a batch item) is pre-empted; it is run again, as if shed.
+            preempted @ ServiceError::Pool(PoolError::Preempted) => ApiError::Overloaded {
+                detail: preempted.to_string(),
+                retry_after: std::time::Duration::from_secs(1),
+            },
             spent @ ServiceError::BudgetSpent { .. } => ApiError::RequestTimeout(spent.to_string()),
             ServiceError::Pool(PoolError::Panicked) => {
                 ApiError::Internal("a search panicked".into())

@@ -108,6 +108,7 @@ impl MoveRequest {
             },
             arrival,
             progress: None,
+            caller: Default::default(),
         }
     }
 }

@@ -60,6 +60,7 @@ impl ReviewRequest {
             budget_ms: self.budget_ms,
             ply_budget_ms: self.ply_budget_ms,
             arrival,
+            caller: Default::default(),
         }
     }
 }

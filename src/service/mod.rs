@@ -5,6 +5,7 @@
 //!   503 at once): a request's times and the margins that keep it.
 //! - [`pool`]: the search worker threads and the admission control that keeps the latency
 //!   promise.
+//! - [`caller`]: who a request is for (its client's identity) and whether it yields its worker.
 //! - [`cache`]: the answer cache in front of the pool.
 //! - [`shared_cache`]: the answer cache shared by replicas (Redis), behind the local one.
 //! - [`metrics`]: the Prometheus metrics.
@@ -22,6 +23,7 @@
 
 pub mod batch;
 pub mod cache;
+pub mod caller;
 pub mod games;
 pub mod latency;
 pub mod levels;
@@ -140,6 +142,8 @@ pub struct MoveQuery {
     /// Where to send the search's progress (`Queued`, `Started`, then each iteration), when streamed.
     /// An answer from a cache sends nothing.
     pub progress: Option<progress::ProgressSender>,
+    /// Who asked, and whether the search yields its worker (a batch item).
+    pub caller: caller::Caller,
 }
 
 /// Default `budget_ms`.
@@ -578,6 +582,10 @@ impl Service {
         }
         let cancel = CancelFlag::new();
         let _cancel_on_drop = CancelOnDrop::register(cancel.clone(), &self.inner);
+        let yielding = query.caller.yielding.clone();
+        if let Some(yielding) = &yielding {
+            yielding.watch(&cancel);
+        }
         let search_deadline = times.search_deadline();
         // A deterministic search has no deadline of its own (the clock would make its answer
         // depend on this machine's speed and load); a timer cancels it at the deadline instead,
@@ -635,7 +643,7 @@ impl Service {
         };
         let answer = match runner {
             Runner::Pool => {
-                let pending = self.inner.pool.submit(times, job)?;
+                let pending = self.inner.pool.submit_as(times, yielding, job)?;
                 // A job sure to start can commit a streamed answer to 200 now, so a client
                 // waiting in the queue sees the stream open at once.
                 if pending.guaranteed()

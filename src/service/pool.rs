@@ -16,6 +16,16 @@
 //! sheds at once. Every shed says which limit was hit and when a worker is expected free (the
 //! same bound), for `Retry-After`. A job that has not started when its request gives up is
 //! withdrawn atomically, so it never runs after its 503 was sent.
+//!
+//! Background work (a batch item) is admitted with a [`Yielding`]: it *yields* its worker to
+//! interactive work. When an interactive job would not be guaranteed a worker in time, the pool
+//! pre-empts admitted background jobs, latest deadline first, until it is: each one's search is
+//! stopped through its cancel flag (the engine looks at it as often as at its clock, so it ends
+//! within [`OVERSHOOT`] as a deadline would), its deadline in the admitted set becomes "now",
+//! and its result is thrown away for [`PoolError::Preempted`], so that its owner runs it again
+//! later. On a one-worker replica a `/move` therefore waits at most the time a search takes to
+//! stop, whatever batch work is running; background work itself is never pre-empted by other
+//! background work.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -31,6 +41,7 @@ use tokio::sync::oneshot;
 
 use super::latency::{JobTimes, OVERSHOOT};
 use super::metrics::Metrics;
+use crate::engine::CancelFlag;
 
 /// Job states; moved from `QUEUED` exactly once, by whichever side gets there first.
 const QUEUED: u8 = 0;
@@ -49,6 +60,59 @@ pub enum PoolError {
     /// The job panicked; the worker survived.
     #[error("the search panicked")]
     Panicked,
+    /// Background work whose worker was taken back for interactive work (see [`Yielding`]):
+    /// its result, if any, is not its answer; run it again later.
+    #[error("the search was stopped to free its worker for an interactive request")]
+    Preempted,
+}
+
+/// How background work yields its worker: the pool sets [`Yielding::preempted`] and cancels
+/// the search that holds the worker now. One per piece of background work (a batch item), for
+/// every search it runs (a review runs several on one held worker).
+#[derive(Debug, Default)]
+pub struct Yielding {
+    /// Set once, by the pool, under its admission lock; read by the owner after each search.
+    /// Relaxed is enough with the mutex below: the flag is also read under it.
+    preempted: std::sync::atomic::AtomicBool,
+    /// The cancel flag of the search running for this work now, if any. A std mutex: held for
+    /// one clone or one store, never across an `.await`.
+    current: Mutex<Option<CancelFlag>>,
+}
+
+impl Yielding {
+    pub fn new() -> Arc<Self> {
+        Arc::default()
+    }
+
+    /// Whether the pool took the worker back: the work's results are not answers.
+    pub fn preempted(&self) -> bool {
+        self.preempted.load(Ordering::Relaxed)
+    }
+
+    /// Makes `flag` the search the pool stops if it pre-empts this work (at once, if it
+    /// already has).
+    pub fn watch(&self, flag: &CancelFlag) {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        *current = Some(flag.clone());
+        if self.preempted() {
+            flag.cancel();
+        }
+    }
+
+    fn preempt(&self) {
+        let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        self.preempted.store(true, Ordering::Relaxed);
+        if let Some(flag) = current.as_ref() {
+            flag.cancel();
+        }
+    }
+}
+
+/// One admitted job: its ticket id, its deadline, and how it yields if it is background work.
+struct Entry {
+    id: u64,
+    deadline: Instant,
+    yielding: Option<Arc<Yielding>>,
 }
 
 /// Which limit made the pool shed a job, in words a client can act on.
@@ -100,7 +164,7 @@ struct Job {
 struct Shared {
     /// Deadlines of the jobs admitted and not yet finished, by ticket id. A std mutex: held for
     /// a few comparisons on at most `workers + queue` entries, never across an `.await`.
-    admitted: Mutex<VecDeque<(u64, Instant)>>,
+    admitted: Mutex<VecDeque<Entry>>,
     /// Source of ticket ids; only uniqueness matters, so relaxed ordering is enough.
     next_ticket: AtomicU64,
     workers: usize,
@@ -113,7 +177,7 @@ struct Shared {
 }
 
 impl Shared {
-    fn admitted(&self) -> MutexGuard<'_, VecDeque<(u64, Instant)>> {
+    fn admitted(&self) -> MutexGuard<'_, VecDeque<Entry>> {
         // A panic never happens while the lock is held (plain Vec operations); recover anyway.
         self.admitted.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -122,7 +186,7 @@ impl Shared {
     /// [`WorkerPool::until_idle_beyond`]; a second release of the same ticket does nothing.
     fn release(&self, id: u64) {
         let mut admitted = self.admitted();
-        if let Some(i) = admitted.iter().position(|&(held, _)| held == id) {
+        if let Some(i) = admitted.iter().position(|entry| entry.id == id) {
             admitted.remove(i);
         }
         drop(admitted);
@@ -233,11 +297,28 @@ impl WorkerPool {
         R: Send + 'static,
         F: FnOnce() -> R + Send + 'static,
     {
+        self.submit_as(times, None, work)
+    }
+
+    /// [`WorkerPool::submit`], for background work when `yielding` is given: the job gives its
+    /// worker back when interactive work needs it (see the module doc), and its `Pending`
+    /// answers [`PoolError::Preempted`] then.
+    pub fn submit_as<R, F>(
+        &self,
+        times: JobTimes,
+        yielding: Option<Arc<Yielding>>,
+        work: F,
+    ) -> Result<Pending<R>, PoolError>
+    where
+        R: Send + 'static,
+        F: FnOnce() -> R + Send + 'static,
+    {
         let (answer_tx, answer_rx) = oneshot::channel();
         let state = Arc::new(AtomicU8::new(QUEUED));
         let metrics = Arc::clone(&self.shared.metrics);
         let admitted = self.admit(
             times,
+            yielding.clone(),
             &state,
             Box::new(move || {
                 // Caught here, not only by the worker, so the answer channel is dropped (and the
@@ -259,6 +340,7 @@ impl WorkerPool {
             answer_rx,
             withdraw: Withdraw(state),
             metrics: Arc::clone(&self.shared.metrics),
+            yielding,
         })
     }
 
@@ -266,10 +348,18 @@ impl WorkerPool {
     /// admitted once, when the first job is run: the series is never shed part-way because
     /// other requests took the workers between its jobs.
     pub fn reserve(&self, times: JobTimes) -> Reservation {
+        self.reserve_as(times, None)
+    }
+
+    /// [`WorkerPool::reserve`], for background work when `yielding` is given (see
+    /// [`WorkerPool::submit_as`]): once pre-empted, every later task of the series answers
+    /// [`PoolError::Preempted`] without running.
+    pub fn reserve_as(&self, times: JobTimes, yielding: Option<Arc<Yielding>>) -> Reservation {
         Reservation {
             pool: self.clone(),
             times,
             held: None,
+            yielding,
         }
     }
 
@@ -278,16 +368,20 @@ impl WorkerPool {
     fn admit(
         &self,
         times: JobTimes,
+        yielding: Option<Arc<Yielding>>,
         state: &Arc<AtomicU8>,
         run: Work,
     ) -> Result<Admitted, PoolError> {
         let shared = &self.shared;
         let mut admitted = shared.admitted();
-        let k = admitted.len();
         let now = Instant::now();
-        if k >= shared.workers + shared.queue {
+        if yielding.is_none() {
+            preempt_for(&mut admitted, shared, times, now);
+        }
+        let k = admitted.len();
+        if staying(&admitted) >= shared.workers + shared.queue {
             // Room comes when the first admitted job ends.
-            let first_end = admitted.iter().map(|&(_, d)| d).min().unwrap_or(now);
+            let first_end = admitted.iter().map(|e| e.deadline).min().unwrap_or(now);
             drop(admitted);
             shared.metrics.rejection("queue_full");
             return Err(PoolError::Overloaded {
@@ -301,9 +395,7 @@ impl WorkerPool {
         let (give_up, free_at) = if k < shared.workers {
             (times.latest_start, now)
         } else {
-            let mut deadlines: Vec<Instant> = admitted.iter().map(|&(_, d)| d).collect();
-            let (_, &mut free_at, _) = deadlines.select_nth_unstable(k - shared.workers);
-            let free_at = free_at + OVERSHOOT;
+            let free_at = first_free(&admitted, shared.workers);
             if free_at <= times.latest_start {
                 (times.latest_start, free_at)
             } else {
@@ -327,7 +419,11 @@ impl WorkerPool {
             });
         }
         let id = shared.next_ticket.fetch_add(1, Ordering::Relaxed);
-        admitted.push_back((id, times.deadline));
+        admitted.push_back(Entry {
+            id,
+            deadline: times.deadline,
+            yielding,
+        });
         let job = Job {
             run,
             state: Arc::clone(state),
@@ -357,6 +453,50 @@ impl WorkerPool {
     }
 }
 
+/// When the admitted jobs free a worker for one more (there are at least `workers` of them):
+/// the `(k - workers + 1)`-th smallest deadline, plus the overshoot.
+fn first_free(admitted: &VecDeque<Entry>, workers: usize) -> Instant {
+    let mut deadlines: Vec<Instant> = admitted.iter().map(|e| e.deadline).collect();
+    let (_, &mut free_at, _) = deadlines.select_nth_unstable(admitted.len() - workers);
+    free_at + OVERSHOOT
+}
+
+/// Admitted jobs not pre-empted: the queue's limit counts these (a pre-empted job leaves
+/// within [`OVERSHOOT`], so its place is as good as free).
+fn staying(admitted: &VecDeque<Entry>) -> usize {
+    admitted
+        .iter()
+        .filter(|e| !e.yielding.as_ref().is_some_and(|y| y.preempted()))
+        .count()
+}
+
+/// Pre-empts background jobs, latest deadline first, until an interactive job with `times`
+/// arriving `now` is guaranteed a worker in time (or none is left to pre-empt): each one is
+/// told to stop, and counted as ending within [`OVERSHOOT`] from now, as the stop flag is
+/// looked at as often as the clock. Runs under the admission lock, so two requests never
+/// count the same stop twice.
+fn preempt_for(admitted: &mut VecDeque<Entry>, shared: &Shared, times: JobTimes, now: Instant) {
+    loop {
+        let k = admitted.len();
+        let full = staying(admitted) >= shared.workers + shared.queue;
+        if !full
+            && (k < shared.workers || first_free(admitted, shared.workers) <= times.latest_start)
+        {
+            return;
+        }
+        let victim = admitted
+            .iter_mut()
+            .filter(|e| e.yielding.as_ref().is_some_and(|y| !y.preempted()) && e.deadline > now)
+            .max_by_key(|e| e.deadline);
+        let Some(victim) = victim else { return };
+        if let Some(yielding) = &victim.yielding {
+            yielding.preempt();
+        }
+        victim.deadline = now;
+        shared.metrics.searches_preempted.inc();
+    }
+}
+
 /// A queued job: when its request gives up waiting for a worker, when one is expected free,
 /// and its ticket in the admitted set.
 struct Admitted {
@@ -373,6 +513,8 @@ pub struct Pending<R> {
     /// Withdraws the job if this is dropped before it started.
     withdraw: Withdraw,
     metrics: Arc<Metrics>,
+    /// Set for background work: its result is thrown away once it was pre-empted.
+    yielding: Option<Arc<Yielding>>,
 }
 
 impl<R> Pending<R> {
@@ -388,9 +530,13 @@ impl<R> Pending<R> {
         let Admitted {
             give_up, free_at, ..
         } = self.admitted;
+        let preempted = |answer: Result<R, PoolError>| match &self.yielding {
+            Some(yielding) if yielding.preempted() => Err(PoolError::Preempted),
+            _ => answer,
+        };
         tokio::select! {
             answer = &mut self.answer_rx => {
-                return answer.map_err(|_| PoolError::Panicked)?;
+                return preempted(answer.map_err(|_| PoolError::Panicked)?);
             }
             () = tokio::time::sleep_until(give_up.into()) => {}
         }
@@ -411,7 +557,10 @@ impl<R> Pending<R> {
             });
         }
         // It started just in time: it ends by its deadline.
-        self.answer_rx.await.map_err(|_| PoolError::Panicked)?
+        let answer = (&mut self.answer_rx)
+            .await
+            .map_err(|_| PoolError::Panicked)?;
+        preempted(answer)
     }
 }
 
@@ -430,6 +579,8 @@ pub struct Reservation {
     pool: WorkerPool,
     times: JobTimes,
     held: Option<Held>,
+    /// Set for background work (see [`WorkerPool::reserve_as`]).
+    yielding: Option<Arc<Yielding>>,
 }
 
 struct Held {
@@ -453,6 +604,9 @@ impl Reservation {
         R: Send + 'static,
         F: FnOnce() -> R + Send + 'static,
     {
+        if self.yielding.as_ref().is_some_and(|y| y.preempted()) {
+            return Err(PoolError::Preempted);
+        }
         if self.held.is_none() {
             let (tasks, inbox) = mpsc::channel::<HeldTask>();
             // Admitted now for what is left of the series' time, so that a series whose first
@@ -460,7 +614,7 @@ impl Reservation {
             let now = Instant::now();
             let times =
                 JobTimes::for_budget(now, self.times.deadline.saturating_duration_since(now));
-            let pending = self.pool.submit(times, move || {
+            let pending = self.pool.submit_as(times, self.yielding.clone(), move || {
                 while let Ok(task) = inbox.recv() {
                     task();
                 }
@@ -502,7 +656,10 @@ impl Reservation {
             biased;
             answer = &mut answer_rx => {
                 held.task_running = false;
-                answer.unwrap_or(Err(PoolError::Panicked))
+                match &self.yielding {
+                    Some(yielding) if yielding.preempted() => Err(PoolError::Preempted),
+                    _ => answer.unwrap_or(Err(PoolError::Panicked)),
+                }
             }
             ended = held.job.as_mut() => {
                 // The job ended before the task ran: shed while queued, or its worker is gone.
@@ -638,6 +795,89 @@ mod tests {
         assert!(matches!(second, Err(PoolError::Overloaded { .. })));
         assert!(at < Duration::from_millis(60), "shed after {at:?}");
     }
+    /// Background work that runs until its cancel flag is set, as a search does.
+    fn until_cancelled(yielding: &Yielding) -> impl FnOnce() + Send + 'static {
+        let flag = CancelFlag::new();
+        yielding.watch(&flag);
+        move || {
+            while !flag.is_cancelled() {
+                thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn background_work_gives_its_worker_to_an_interactive_job_and_answers_preempted() {
+        let pool = pool(1, 0);
+        let yielding = Yielding::new();
+        let background = pool
+            .submit_as(
+                JobTimes::for_budget(Instant::now(), Duration::from_secs(5)),
+                Some(Arc::clone(&yielding)),
+                until_cancelled(&yielding),
+            )
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Without pre-emption a 1-worker pool with no queue sheds this at once.
+        let started = Instant::now();
+        let interactive = pool
+            .submit(
+                JobTimes::for_budget(Instant::now(), Duration::from_millis(200)),
+                || 7,
+            )
+            .expect("admitted: the background job yields");
+        assert!(interactive.guaranteed());
+        assert_eq!(interactive.wait().await, Ok(7));
+        assert!(started.elapsed() < Duration::from_millis(100));
+        assert_eq!(background.wait().await, Err(PoolError::Preempted));
+        assert!(yielding.preempted());
+    }
+
+    #[tokio::test]
+    async fn background_work_never_preempts_background_work() {
+        let pool = pool(1, 0);
+        let first = Yielding::new();
+        let running = pool
+            .submit_as(
+                JobTimes::for_budget(Instant::now(), Duration::from_millis(300)),
+                Some(Arc::clone(&first)),
+                until_cancelled(&first),
+            )
+            .unwrap();
+        let second = Yielding::new();
+        let refused = pool.submit_as(
+            JobTimes::for_budget(Instant::now(), Duration::from_millis(300)),
+            Some(Arc::clone(&second)),
+            until_cancelled(&second),
+        );
+        assert!(matches!(refused, Err(PoolError::Overloaded { .. })));
+        assert!(!first.preempted());
+        drop(running);
+    }
+
+    #[tokio::test]
+    async fn a_held_series_of_background_work_is_preempted_between_its_tasks() {
+        let pool = pool(1, 0);
+        let yielding = Yielding::new();
+        let mut series = pool.reserve_as(
+            JobTimes::for_budget(Instant::now(), Duration::from_secs(5)),
+            Some(Arc::clone(&yielding)),
+        );
+        assert_eq!(series.run(|| 1).await, Ok(1));
+        let interactive = pool
+            .submit(
+                JobTimes::for_budget(Instant::now(), Duration::from_millis(200)),
+                || 2,
+            )
+            .expect("admitted: the series yields");
+        // The series must let its worker go for the interactive job to run: its next task
+        // answers `Preempted`, and dropping it frees the worker.
+        let next = series.run(|| 3).await;
+        assert_eq!(next, Err(PoolError::Preempted));
+        drop(series);
+        assert_eq!(interactive.wait().await, Ok(2));
+    }
+
     #[tokio::test]
     async fn a_reservation_holds_its_worker_between_its_jobs_until_dropped() {
         let pool = pool(1, 0);

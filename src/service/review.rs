@@ -61,6 +61,8 @@ pub struct ReviewQuery {
     pub budget_ms: Option<u64>,
     pub ply_budget_ms: Option<u64>,
     pub arrival: Instant,
+    /// Who asked, and whether the review yields its worker (a batch item).
+    pub caller: super::caller::Caller,
 }
 
 /// Why a review cannot be done.
@@ -363,10 +365,10 @@ impl Service {
         let deadline = query.arrival + Duration::from_millis(total);
         // One worker for the whole review, admitted with its first search and held to its
         // deadline: other requests cannot take it between plies and shed the rest.
-        let mut worker = self.pool().reserve(JobTimes::for_budget(
-            query.arrival,
-            Duration::from_millis(total),
-        ));
+        let mut worker = self.pool().reserve_as(
+            JobTimes::for_budget(query.arrival, Duration::from_millis(total)),
+            query.caller.yielding.clone(),
+        );
         let mut incomplete = None;
         let thresholds = G::REVIEW_THRESHOLDS;
         let mut searches_left = searched as u64;
@@ -410,6 +412,7 @@ impl Service {
                             progress: None,
                             // A review judges with full strength, whatever level played the game.
                             style: Default::default(),
+                            caller: query.caller.clone(),
                         },
                         Runner::Held(&mut worker),
                     )
@@ -419,6 +422,11 @@ impl Service {
                     // Nothing judged yet: the request fails as a whole (a 503 can still be
                     // retried elsewhere). Afterwards the plies judged are kept and marked.
                     Err(error) if plies.is_empty() => return Err(error.into()),
+                    // Background work that gave its worker back is run again whole later: a
+                    // partial review is not its answer.
+                    Err(error @ ServiceError::Pool(super::pool::PoolError::Preempted)) => {
+                        return Err(error.into());
+                    }
                     Err(error) => {
                         incomplete = Some(Incomplete {
                             reason: "search_failed",

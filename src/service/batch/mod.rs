@@ -13,7 +13,9 @@
 //!
 //! The consumers of a replica ([`Consumers`]) take an item only when more than the spare
 //! workers (`KIBITZ_BATCH_SPARE_WORKERS`) are idle, and hold at most as many items as the
-//! other workers: `POST /move` always finds a worker free and never queues behind batch work.
+//! other workers; and an item's search yields its worker when a `POST /move` would not get one
+//! in time (it is pre-empted, see [`super::pool`]), so `/move` never waits behind batch work,
+//! even on a one-worker replica.
 //! What an item *is* (a `/move` or `/review` body) and how its result is written is the
 //! API's ([`ItemRunner`]): this module moves opaque JSON text.
 //!
@@ -273,7 +275,8 @@ pub enum Outcome {
     /// It could not be run this time (its search panicked, its entry did not decode): handed
     /// out again, until its attempts are spent.
     Retry,
-    /// The pool shed it (a `/move` took the worker between the look and the search): not the
+    /// The pool shed it (a `/move` took the worker between the look and the search), or
+    /// pre-empted it (a `/move` needed its worker: [`crate::service::pool::Yielding`]): not the
     /// item's fault, run again once a worker beyond the spare ones is idle.
     Shed,
 }

@@ -162,6 +162,8 @@ pub struct Metrics {
     pub searches_cancelled: Counter,
     pub rejections: Family<ReasonLabel, Counter>,
     pub search_panics: Counter,
+    /// Background searches (batch items) stopped to give their worker to an interactive request.
+    pub searches_preempted: Counter,
     /// The shared cache's (Redis) metrics, `kibitz_shared_cache_*`.
     pub shared_cache: shared_cache::SharedCacheMetrics,
     /// Batch analyses' metrics, `kibitz_batch_*`.
@@ -289,6 +291,13 @@ impl Metrics {
              late, budget_spent, deterministic_overrun)",
             rejections.clone(),
         );
+        let searches_preempted = Counter::default();
+        registry.register(
+            "searches_preempted",
+            "Background searches (batch items) stopped to free their worker for an interactive \
+             request; each item is run again later",
+            searches_preempted.clone(),
+        );
         let search_panics = Counter::default();
         registry.register(
             "search_panics",
@@ -327,6 +336,7 @@ impl Metrics {
             searches_cancelled,
             rejections,
             search_panics,
+            searches_preempted,
             shared_cache,
             batch,
         }
