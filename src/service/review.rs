@@ -410,6 +410,7 @@ impl Service {
                             progress: None,
                             // A review judges with full strength, whatever level played the game.
                             style: Default::default(),
+                            root: Default::default(),
                         },
                         Runner::Held(&mut worker),
                     )

@@ -29,6 +29,7 @@
 //! - `analyses`: batch analyses, in process and across replicas sharing a real Redis.
 //! - `boards`: test boards written as their stones.
 //! - `move_lists`: positions as move lists (JSON or notation) and moves named in answers.
+//! - `root_moves`: `searchmoves` and `exclude` restrict the root in every game.
 
 mod analyses;
 mod analysis_agreement;
@@ -53,6 +54,7 @@ mod live_progress;
 mod move_lists;
 mod playground;
 mod redis_support;
+mod root_moves;
 mod search_equivalence;
 mod search_limits;
 mod service;

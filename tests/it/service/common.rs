@@ -125,6 +125,7 @@ pub fn query(game: &str, board: &[&str], budget_ms: u64) -> MoveQuery {
         style: Default::default(),
         arrival: Instant::now(),
         progress: None,
+        root: Default::default(),
     }
 }
 
