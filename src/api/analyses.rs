@@ -41,6 +41,7 @@ use super::vocabulary::whole;
 use crate::service::batch::{
     BatchError, BatchView, Delivery, ItemRunner, NewBatch, NewItem, Outcome, Priority,
 };
+use crate::service::games::notation_for;
 
 /// The header naming the client, for the in-flight limit.
 pub const CLIENT_ID: &str = "x-client-id";
@@ -469,22 +470,19 @@ impl Runner {
     }
 
     async fn play(&self, request: MoveRequest) -> ApiResult<String> {
-        let served = self
-            .state
-            .service
-            .dispatch(request.into_query(Instant::now()))
-            .await?;
-        let body = MoveResponse::new(&served.answer, served.cached_from);
+        let query = request.into_query(Instant::now());
+        // Moves named on the asked board, as `/move` names them.
+        let notation = notation_for(&query.game, &query.board);
+        let served = self.state.service.dispatch(query).await?;
+        let body = MoveResponse::named(&served.answer, served.cached_from, notation.as_ref());
         serde_json::to_string(&body).map_err(|e| ApiError::Internal(e.to_string()))
     }
 
     async fn review(&self, request: ReviewRequest) -> ApiResult<String> {
-        let review = self
-            .state
-            .service
-            .review(request.into_query(Instant::now()), None)
-            .await?;
-        serde_json::to_string(&ReviewResponse::from(&review))
+        let query = request.into_query(Instant::now());
+        let notation = notation_for(&query.game, query.board.as_deref().unwrap_or_default());
+        let review = self.state.service.review(query, None).await?;
+        serde_json::to_string(&ReviewResponse::named(&review, notation.as_ref()))
             .map_err(|e| ApiError::Internal(e.to_string()))
     }
 
