@@ -43,6 +43,7 @@ use crate::service::batch::{
     BatchError, BatchView, Delivery, ItemRunner, NewBatch, NewItem, Outcome, Priority,
 };
 use crate::service::caller::{Caller, ClientId};
+use crate::service::games::notation_for;
 use crate::service::review::ReviewQuery;
 
 /// The header naming the client, for the in-flight limit.
@@ -488,8 +489,10 @@ impl Runner {
             caller: batch_item_caller(),
             ..request.into_query(Instant::now())
         };
+        // Moves named on the asked board, as `/move` names them.
+        let notation = notation_for(&query.game, &query.board);
         let served = self.state.service.dispatch(query).await?;
-        let body = MoveResponse::new(&served.answer, served.cached_from);
+        let body = MoveResponse::named(&served.answer, served.cached_from, notation.as_ref());
         serde_json::to_string(&body).map_err(|e| ApiError::Internal(e.to_string()))
     }
 
@@ -498,8 +501,9 @@ impl Runner {
             caller: batch_item_caller(),
             ..request.into_query(Instant::now())
         };
+        let notation = notation_for(&query.game, query.board.as_deref().unwrap_or_default());
         let review = self.state.service.review(query, None).await?;
-        serde_json::to_string(&ReviewResponse::from(&review))
+        serde_json::to_string(&ReviewResponse::named(&review, notation.as_ref()))
             .map_err(|e| ApiError::Internal(e.to_string()))
     }
 

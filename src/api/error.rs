@@ -431,6 +431,7 @@ impl From<ServiceError> for ApiError {
                 }
             }
             ServiceError::NoMove => ApiError::Internal("the search returned no move".into()),
+            ServiceError::RootMove { pointer, reason } => ApiError::unplayable(pointer, reason),
         }
     }
 }

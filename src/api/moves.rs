@@ -82,6 +82,17 @@ pub struct MoveRequest {
     pub seed: Option<u64>,
     #[serde(default)]
     pub deterministic: bool,
+    /// Only these moves may be chosen (UCI's `searchmoves`): cells, Connect-4 columns, move
+    /// names, or one notation string, as `moves` is written.
+    #[serde(default)]
+    pub searchmoves: Option<MoveListJson>,
+    /// These moves may not be chosen.
+    #[serde(default)]
+    pub exclude: Option<MoveListJson>,
+    /// How many best lines to answer with, each with its own line (1 to 16; the range is
+    /// checked by the service).
+    #[serde(default, deserialize_with = "whole::option")]
+    pub multipv: Option<u64>,
 }
 
 impl MoveRequest {
@@ -109,6 +120,11 @@ impl MoveRequest {
             arrival,
             progress: None,
             caller: Default::default(),
+            root: crate::service::root::RootQuery {
+                searchmoves: self.searchmoves.map(Into::into),
+                exclude: self.exclude.map(Into::into),
+                multipv: self.multipv,
+            },
         }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::game::Move;
 use super::progress::Progress;
 
 /// Nodes between two reads of the clock and the cancel flag.
@@ -62,10 +63,46 @@ pub struct SearchLimits {
     /// the search, see [`super::progress`]). Searches other than the iterative deepening (a
     /// game's exact solver, threat searches) report nothing through it.
     pub progress: Option<Progress>,
+    /// The root moves the search may choose among (UCI's `searchmoves`); `None`: every move.
+    /// Read at the root only, never per node.
+    pub root: Option<RootFilter>,
+}
+
+/// The moves a search may answer with at its root, as a bit per move code: every searcher
+/// checks its root moves against it (the generic engine, a game's solver, its threat
+/// searches), so a restricted question never gets an answer outside the set. Cloning shares it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RootFilter(Arc<[u64]>);
+
+impl RootFilter {
+    /// The filter allowing exactly `moves`.
+    pub fn new(moves: &[Move]) -> Self {
+        let words = moves.iter().map(|m| m.index() / 64 + 1).max().unwrap_or(0);
+        let mut bits = vec![0u64; words];
+        for mv in moves {
+            bits[mv.index() / 64] |= 1 << (mv.index() % 64);
+        }
+        RootFilter(bits.into())
+    }
+
+    /// Whether the root may play `mv`.
+    #[inline]
+    pub fn allows(&self, mv: Move) -> bool {
+        self.0
+            .get(mv.index() / 64)
+            .is_some_and(|word| word & (1 << (mv.index() % 64)) != 0)
+    }
+
+    /// Whether `filter` (absent: no restriction) allows `mv`.
+    #[inline]
+    pub fn admits(filter: Option<&RootFilter>, mv: Move) -> bool {
+        filter.is_none_or(|f| f.allows(mv))
+    }
 }
 
 impl SearchLimits {
-    /// The limits of a Lazy SMP helper of a search under `self`: the same deadline and depth,
+    /// The limits of a Lazy SMP helper of a search under `self`: the same deadline, depth and
+    /// root moves,
     /// no node cap (the calling thread's count is the one capped), stopped by `stop` (raised
     /// when the calling thread ends), and no progress reports (the caller's iterations are the
     /// answer's).
@@ -76,6 +113,7 @@ impl SearchLimits {
             max_nodes: None,
             cancel: Some(stop.clone()),
             progress: None,
+            root: self.root.clone(),
         }
     }
 

@@ -27,7 +27,7 @@ pub mod table;
 pub mod threads;
 
 pub use game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Side, Status, WIN, is_decisive};
-pub use limits::{CancelFlag, Deadline, SearchLimits, StopReason};
+pub use limits::{CancelFlag, Deadline, RootFilter, SearchLimits, StopReason};
 pub use progress::{IterationInfo, Progress, ProgressObserver};
 pub use report::{Iteration, MoveScore, Outcome, Proof, SearchReport};
 pub use search::{Algorithm, SearchOptions, search};

@@ -183,6 +183,11 @@ impl<'t, G: Game> Searcher<'t, G> {
         }
 
         let mut root_moves = self.root_moves();
+        if root_moves.is_empty() {
+            // Only a root filter allowing no legal move gets here (the service refuses one).
+            report.stop_reason = StopReason::Depth;
+            return report;
+        }
         let exact_depth = self.pos.max_remaining_plies();
         let max_depth = self
             .clock
@@ -333,7 +338,12 @@ impl<'t, G: Game> Searcher<'t, G> {
 
     fn root_moves(&mut self) -> Vec<RootMove> {
         let mut moves = Vec::new();
-        if (self.options.analysis && !self.options.candidates_only)
+        if let Some(filter) = &self.clock.limits().root {
+            // A restricted root searches every allowed legal move, candidate or not: the
+            // client named them.
+            self.pos.legal_moves(&mut moves);
+            moves.retain(|&mv| filter.allows(mv));
+        } else if (self.options.analysis && !self.options.candidates_only)
             || self.options.algorithm == Algorithm::Minimax
         {
             self.pos.legal_moves(&mut moves);
@@ -418,7 +428,9 @@ impl<'t, G: Game> Searcher<'t, G> {
                 }
             }
         }
-        if self.options.without_table {
+        // A restricted root's best is not the position's value: the shared table must not
+        // hold it for other searches.
+        if self.options.without_table || self.clock.limits().root.is_some() {
             return true;
         }
         self.table.store(

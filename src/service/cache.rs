@@ -38,6 +38,9 @@ pub struct CacheKey {
     pub max_nodes: Option<u64>,
     /// Level, seed and mode: a weakened or deterministic answer is another question.
     pub style: super::levels::Style,
+    /// The root's restriction and line count ([`super::root::RootPlan::key`]); empty for
+    /// every move and one line. A restricted answer never serves another restriction or none.
+    pub root: String,
 }
 
 impl CacheKey {
@@ -55,6 +58,7 @@ impl CacheKey {
             max_depth: None,
             max_nodes: None,
             style: Default::default(),
+            root: String::new(),
         }
     }
 }

@@ -12,6 +12,8 @@
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
 //! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
+//! - [`root`]: the root's restriction (`searchmoves`, `exclude`) and `multipv`, resolved on
+//!   the asked position.
 //! - [`levels`]: strength levels, seeds and deterministic answers.
 //! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
 //!   Streams) or queued in process.
@@ -32,6 +34,7 @@ pub mod pool;
 pub mod progress;
 pub mod replay;
 pub mod review;
+pub mod root;
 pub mod shared_cache;
 
 use std::collections::HashMap;
@@ -116,6 +119,10 @@ pub enum ServiceError {
     /// The engine returned no move for a position it accepted as ongoing.
     #[error("the search returned no move")]
     NoMove,
+    /// A `searchmoves` or `exclude` move that does not read or is not legal, or a restriction
+    /// leaving no legal move: `pointer` is where (`/exclude/2`, `/searchmoves`).
+    #[error("{reason}")]
+    RootMove { pointer: String, reason: String },
 }
 
 /// A move request, parsed but not yet validated against the game.
@@ -144,6 +151,8 @@ pub struct MoveQuery {
     pub progress: Option<progress::ProgressSender>,
     /// Who asked, and whether the search yields its worker (a batch item).
     pub caller: caller::Caller,
+    /// `searchmoves`, `exclude` and `multipv` (the default: every move, one line).
+    pub root: root::RootQuery,
 }
 
 /// Default `budget_ms`.
@@ -486,12 +495,14 @@ impl Service {
             }
         };
         let style = levels::resolve(&query.style)?;
+        let plan = root::resolve(&query.root, &position, &grid)?;
         Ok(Checked {
             asked,
             rules,
             grid,
             position,
             style,
+            plan,
         })
     }
 
@@ -532,6 +543,7 @@ impl Service {
             grid,
             position,
             style,
+            plan,
         } = self.check::<G>(&query)?;
         let cacheable = style.cacheable(&query.style);
         // A deterministic search stops at a node limit, which is then part of the question.
@@ -554,7 +566,11 @@ impl Service {
             max_depth: asked.max_depth,
             max_nodes: asked.max_nodes,
             style,
+            root: plan.key(),
         };
+        // The shared cache's values carry no lines and its checks know no root restriction:
+        // such questions are answered by this replica and its own cache only.
+        let shareable = cacheable && key.root.is_empty();
         let metrics = &self.inner.metrics;
         let label = GameLabel { game: G::NAME };
         if cacheable && let Some(answer) = self.inner.cache.get(&key, &asked) {
@@ -566,7 +582,7 @@ impl Service {
             });
         }
         metrics.cache_misses.get_or_create(&label).inc();
-        if cacheable && let Some(served) = self.shared_lookup(&key, &position, &asked, &label).await
+        if shareable && let Some(served) = self.shared_lookup(&key, &position, &asked, &label).await
         {
             return Ok(served);
         }
@@ -599,6 +615,7 @@ impl Service {
             max_nodes: asked.max_nodes,
             cancel: Some(cancel),
             progress: None,
+            root: plan.filter.clone(),
         };
         // One search per worker and one worker per core: a helper thread takes a core only
         // when another worker is idle now (it would otherwise compete with a search), only
@@ -674,7 +691,7 @@ impl Service {
             .observe(answer.nodes as f64);
         let answer = Arc::new(answer);
         if cacheable {
-            if let Some(shared) = &self.inner.shared {
+            if shareable && let Some(shared) = &self.inner.shared {
                 shared.spawn_store(key.clone(), Arc::clone(&answer));
             }
             self.inner.cache.put(key, Arc::clone(&answer));
@@ -757,6 +774,8 @@ struct Checked<G: ServedGame> {
     grid: Grid,
     position: G,
     style: levels::Style,
+    /// The root's restriction and line count.
+    plan: root::RootPlan,
 }
 
 /// [`Service::check_move`] as a [`GameTask`].

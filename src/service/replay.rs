@@ -73,7 +73,12 @@ pub fn notation_of<G: ServedGame>(grid: &Grid) -> Notation {
 
 /// Why `spot`, the list's move `index`, is not among the legal moves of `position` (grid
 /// `grid`), in words.
-fn why_illegal<G: BoardGame>(position: &G, grid: &Grid, spot: Spot, index: usize) -> String {
+pub(super) fn why_illegal<G: BoardGame>(
+    position: &G,
+    grid: &Grid,
+    spot: Spot,
+    index: usize,
+) -> String {
     match position.status() {
         Status::Ongoing => {}
         Status::Lost if index == 0 => return "the starting position is already won".into(),
@@ -123,25 +128,35 @@ fn read<G: ServedGame>(
     moves: &MoveList,
     notation: &Notation,
 ) -> Result<Vec<(Spot, String)>, ServiceError> {
+    read_field::<G>(moves, notation, "/moves")
+}
+
+/// [`read`] for a list written at `field` (`/moves`, `/searchmoves`, `/exclude`): a refusal's
+/// pointer is `field`, or `field/i` for the list's move `i`.
+pub(super) fn read_field<G: ServedGame>(
+    moves: &MoveList,
+    notation: &Notation,
+    field: &str,
+) -> Result<Vec<(Spot, String)>, ServiceError> {
     match moves {
         MoveList::Text(text) => notation
             .parse(text)
             .map(|spots| {
                 spots
                     .into_iter()
-                    .map(|spot| (spot, String::from("/moves")))
+                    .map(|spot| (spot, String::from(field)))
                     .collect()
             })
             .map_err(|e| ServiceError::IllegalMove {
                 index: e.index,
-                pointer: "/moves".into(),
+                pointer: field.into(),
                 reason: e.reason,
             }),
         MoveList::Listed(list) => list
             .iter()
             .enumerate()
             .map(|(index, played)| {
-                let pointer = format!("/moves/{index}");
+                let pointer = format!("{field}/{index}");
                 let fail = |reason: String| ServiceError::IllegalMove {
                     index,
                     pointer: pointer.clone(),

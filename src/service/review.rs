@@ -413,6 +413,7 @@ impl Service {
                             // A review judges with full strength, whatever level played the game.
                             style: Default::default(),
                             caller: query.caller.clone(),
+                            root: Default::default(),
                         },
                         Runner::Held(&mut worker),
                     )

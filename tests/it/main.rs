@@ -30,6 +30,7 @@
 //! - `boards`: test boards written as their stones.
 //! - `move_lists`: positions as move lists (JSON or notation) and moves named in answers.
 //! - `node_signature`: both searchers visit the nodes `tests/data/node-signature.txt` records.
+//! - `root_moves`: `searchmoves` and `exclude` restrict the root in every game.
 
 mod analyses;
 mod analysis_agreement;
@@ -55,6 +56,7 @@ mod move_lists;
 mod node_signature;
 mod playground;
 mod redis_support;
+mod root_moves;
 mod search_equivalence;
 mod search_limits;
 mod service;

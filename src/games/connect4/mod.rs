@@ -27,8 +27,9 @@ pub mod solver;
 use std::time::Instant;
 
 use crate::engine::{
-    Algorithm, Deadline, Game, Iteration, Move, MoveScore, Outcome, Proof, Score, SearchLimits,
-    SearchOptions, SearchReport, Side, Status, StopReason, TranspositionTable, WIN, search,
+    Algorithm, Deadline, Game, Iteration, Move, MoveScore, Outcome, Proof, RootFilter, Score,
+    SearchLimits, SearchOptions, SearchReport, Side, Status, StopReason, TranspositionTable, WIN,
+    search,
 };
 
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
@@ -180,18 +181,23 @@ impl Connect4 {
     }
 
     /// Solves exactly under `limits`; `None` when a limit stopped the solver first.
+    /// With `root`, only the columns it allows are played (and, with `analysis`, scored): each
+    /// is solved on its own and the best taken, since the position's own value may come from
+    /// a column the client ruled out.
     fn solve_report(
         &self,
         solver: &mut Solver<'_>,
         analysis: bool,
+        root: Option<&RootFilter>,
         start: Instant,
     ) -> Option<SearchReport> {
         let pos = &self.position;
-        let (value, best_col, root_moves) = if analysis {
-            let mut scores = solver.analyse(pos)?;
+        let (value, best_col, root_moves) = if analysis || root.is_some() {
+            let allowed = |col: u32| RootFilter::admits(root, Move(col as u16));
+            let mut scores = solver.analyse_columns(pos, allowed)?;
             // Best first; ties keep column order.
             scores.sort_by_key(|&(_, s)| std::cmp::Reverse(s));
-            let (best_col, value) = scores[0];
+            let (best_col, value) = *scores.first()?;
             let root_moves = scores
                 .iter()
                 .map(|&(col, s)| {
@@ -204,6 +210,7 @@ impl Connect4 {
                     }
                 })
                 .collect();
+            let root_moves = if analysis { root_moves } else { Vec::new() };
             (value, best_col, root_moves)
         } else {
             let value = solver.solve(pos)?;
@@ -448,9 +455,13 @@ impl BoardGame for Connect4 {
             cancel: limits.cancel.clone(),
             // The solver has no iterations to report; the fallback search below does.
             progress: None,
+            // The root's restriction is applied by `solve_report`, not inside the solver.
+            root: None,
         };
         let mut solver = Solver::new(self.geometry, table, solver_limits).with_book(&STANDARD_BOOK);
-        if let Some(mut report) = self.solve_report(&mut solver, options.analysis, start) {
+        if let Some(mut report) =
+            self.solve_report(&mut solver, options.analysis, limits.root.as_ref(), start)
+        {
             if solver.book_hits > 0 {
                 report.stop_reason = StopReason::Book;
             }

@@ -259,12 +259,22 @@ impl<'a> Solver<'a> {
 
     /// The exact value (Pons' units) of every legal column, in column order.
     pub fn analyse(&mut self, pos: &Position) -> Option<Vec<(u32, i32)>> {
+        self.analyse_columns(pos, |_| true)
+    }
+
+    /// The exact value (Pons' units) of every legal column that `allowed` admits, in column
+    /// order: a root restricted to some moves is solved as the best of its children.
+    pub fn analyse_columns(
+        &mut self,
+        pos: &Position,
+        allowed: impl Fn(u32) -> bool,
+    ) -> Option<Vec<(u32, i32)>> {
         let g = self.g;
         let cells = g.cells() as i32;
         let winning = pos.winning_moves(&g);
         let mut scores = Vec::with_capacity(g.width as usize);
         for col in 0..g.width {
-            if !pos.can_play(&g, col) {
+            if !pos.can_play(&g, col) || !allowed(col) {
                 continue;
             }
             let cell = pos.landing_cell(&g, col);

@@ -7,6 +7,7 @@
 //! that loses to continuous fours the solvers can see.
 
 use super::*;
+use crate::engine::RootFilter;
 
 /// What the defence check found about the opponent's threats after one of our moves.
 pub(super) enum Threat {
@@ -94,6 +95,7 @@ impl Gomoku {
         check: &mut ThreatCheck,
         deadline: Option<Instant>,
         within_cap: &dyn Fn(&ThreatCheck) -> bool,
+        root: Option<&RootFilter>,
     ) -> Option<Move> {
         // Order: the opponent's key cells, then the moves the main search preferred at
         // its earlier depths (deepest first), then the rest by threat order.
@@ -117,7 +119,8 @@ impl Gomoku {
         };
         moves.sort_by_key(|&m| std::cmp::Reverse(self.move_order_hint(m)));
         moves.sort_by_key(rank);
-        moves.retain(|&m| m != best);
+        // Only the moves the root may play (searchmoves, exclude) are alternatives.
+        moves.retain(|&m| m != best && RootFilter::admits(root, m));
         let full_cap = check.vct_limits.max_nodes;
         let caps = [QUICK_VCT_NODES.min(full_cap), full_cap];
         // Moves whose last check was cut short, in order.

@@ -244,7 +244,13 @@ impl<'t> MainSearch<'t> {
     /// position is forcing, each with a score of -infinity.
     fn root_moves(&mut self) -> Vec<(Move, Score)> {
         let mut moves = Vec::new();
-        self.pos.search_moves(&mut moves);
+        if let Some(filter) = &self.clock.limits().root {
+            // A restricted root searches the allowed legal moves, candidates or not.
+            self.pos.legal_moves(&mut moves);
+            moves.retain(|&mv| filter.allows(mv));
+        } else {
+            self.pos.search_moves(&mut moves);
+        }
         let mut scored: Vec<(i32, Move)> = moves
             .iter()
             .map(|&mv| (self.pos.move_order_hint(mv), mv))
@@ -297,6 +303,10 @@ impl<'t> MainSearch<'t> {
             }
         }
         root[..=best_index].rotate_right(1);
+        // A restricted root's best is not the position's value: keep it out of the table.
+        if self.clock.limits().root.is_some() {
+            return true;
+        }
         self.table.store(
             self.key(),
             Entry {

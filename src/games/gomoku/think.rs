@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::defence::{Threat, ThreatCheck};
 use super::*;
+use crate::engine::RootFilter;
 
 /// Most nodes the root VCT may visit.
 const ROOT_VCT_NODES: u64 = 100_000;
@@ -38,7 +39,11 @@ impl Gomoku {
             return exact_search(self, limits, options, table);
         }
         let start = Instant::now();
-        if let Some(mv) = self.immediate_win() {
+        // A restricted root (searchmoves, exclude) takes a threat search's move only when it
+        // is allowed; otherwise the main search looks among the allowed moves.
+        let root = limits.root.as_ref();
+        let allowed = |mv: Move| RootFilter::admits(root, mv);
+        if let Some(mv) = self.immediate_win().filter(|&mv| allowed(mv)) {
             return proven_win(mv, vec![mv], 1, 1, start, StopReason::Proven);
         }
         let deadline = limits.deadline.map(|d| d.0);
@@ -59,7 +64,7 @@ impl Gomoku {
                 cancel: limits.cancel.clone(),
                 max_depth: vcf::MAX_FOURS,
             };
-            if let Some(line) = solver.solve(&vcf_limits) {
+            if let Some(line) = solver.solve(&vcf_limits).filter(|line| allowed(line[0])) {
                 let plies = line.len() as u32;
                 return proven_win(
                     line[0],
@@ -82,7 +87,7 @@ impl Gomoku {
             };
             let mut threats = vct::Vct::new(self.clone());
             let found = threats.solve(limits.max_depth.unwrap_or(vct::MAX_THREATS), &vct_limits);
-            if let Some((mv, plies)) = found {
+            if let Some((mv, plies)) = found.filter(|&(mv, _)| allowed(mv)) {
                 let nodes = solver.nodes() + threats.nodes();
                 return proven_win(mv, vec![mv], plies, nodes, start, StopReason::Proven);
             }
@@ -192,6 +197,7 @@ impl Gomoku {
                     &mut check,
                     deadline,
                     &within_cap,
+                    root,
                 )
             {
                 report.best_move = Some(mv);

@@ -16,15 +16,16 @@ use crate::games::Cell;
 use crate::service::cache::CacheKey;
 use crate::service::{Answer, ForbiddenCell, IterationCell, ScoredCell};
 
-/// Bumped whenever the key or value layout changes (3: `nps` is no longer stored).
-pub const FORMAT_VERSION: u32 = 3;
+/// Bumped whenever the key or value layout changes (3: `nps` is no longer stored; 4: the
+/// root's restriction and line count end the key).
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The Redis key of a question: format and crate versions first, then every part of
 /// [`CacheKey`] (none contains `|`: names, canonical rules and board text, numbers).
 pub fn redis_key(key: &CacheKey) -> String {
     let limit = |limit: Option<u64>| limit.map_or_else(|| "-".to_owned(), |n| n.to_string());
     format!(
-        "kibitz:v{FORMAT_VERSION}:{}|{}|{}|{}|{}|{}|{}|{}|{}|L{}|{}|{}",
+        "kibitz:v{FORMAT_VERSION}:{}|{}|{}|{}|{}|{}|{}|{}|{}|L{}|{}|{}|{}",
         env!("CARGO_PKG_VERSION"),
         key.game,
         key.rules,
@@ -41,6 +42,7 @@ pub fn redis_key(key: &CacheKey) -> String {
         } else {
             "timed"
         },
+        key.root,
     )
 }
 

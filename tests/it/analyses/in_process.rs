@@ -264,3 +264,44 @@ async fn an_analysis_is_gone_once_its_results_expire() {
     let (status, problem) = get(&base, &location).await;
     assert_eq!(status, 404, "{problem}");
 }
+
+#[tokio::test]
+async fn batch_results_name_their_moves_as_the_routes_do() {
+    let (_server, base) = server(Config::for_tests()).await;
+    let items = json!([
+        {"move": {"game": "tictactoe", "board": ["XX.", "OO.", "..."]}},
+        {"move": {"game": "connect4", "moves": "4444"}},
+        {"review": {"game": "tictactoe", "moves": "b2 a3 a1"}},
+    ]);
+    let (status, accepted, location) =
+        submit(&base, &json!({"items": items, "budget_ms": 200}), None).await;
+    assert_eq!(status, 202, "{accepted}");
+    let done = until_finished(
+        std::slice::from_ref(&base),
+        &location,
+        Duration::from_secs(20),
+    )
+    .await;
+    let results = done["results"].as_array().unwrap();
+    let answer = |i: u64| {
+        results
+            .iter()
+            .find(|r| r["index"] == i)
+            .map(|r| r["answer"].clone())
+            .unwrap_or_else(|| panic!("result {i}: {done}"))
+    };
+    let ttt = answer(0);
+    assert_eq!(ttt["move"]["notation"], "c3", "{ttt}");
+    assert_eq!(ttt["pv"][0]["notation"], "c3", "{ttt}");
+    let c4 = answer(1);
+    let column = c4["move"]["column"].as_u64().expect("a column");
+    assert_eq!(c4["move"]["notation"], (column + 1).to_string(), "{c4}");
+    let review = answer(2);
+    let names: Vec<&str> = review["plies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["played"]["notation"].as_str().unwrap_or("unnamed"))
+        .collect();
+    assert_eq!(names, ["b2", "a3", "a1"], "{review}");
+}

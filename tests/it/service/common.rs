@@ -126,6 +126,7 @@ pub fn query(game: &str, board: &[&str], budget_ms: u64) -> MoveQuery {
         arrival: Instant::now(),
         progress: None,
         caller: Default::default(),
+        root: Default::default(),
     }
 }
 
