@@ -80,6 +80,9 @@ pub struct PlyJson {
     pub played_outcome: Option<&'static str>,
     pub played_plies_to_end: Option<u32>,
     pub outcome_change: Option<String>,
+    /// The mover's `[win, draw, loss]` per mille with the best move and with the played one.
+    pub best_wdl: [u16; 3],
+    pub played_wdl: [u16; 3],
     pub depth: u32,
     pub cached: bool,
 }
@@ -103,6 +106,8 @@ impl PlyJson {
             played_outcome,
             played_plies_to_end,
             outcome_change: p.outcome_change.clone(),
+            best_wdl: p.best_wdl.as_array(),
+            played_wdl: p.played_wdl.as_array(),
             depth: p.depth,
             cached: p.cached,
         }
@@ -132,6 +137,8 @@ pub struct IncompleteJson {
 pub struct ReviewResponse {
     pub game: &'static str,
     pub plies: Vec<PlyJson>,
+    /// The version of the model behind the plies' heuristic `best_wdl` and `played_wdl`.
+    pub wdl_model: &'static str,
     pub first_outcome_change: Option<ChangeJson>,
     /// Whether every ply of the list was judged.
     pub complete: bool,
@@ -159,6 +166,7 @@ impl ReviewResponse {
                 .iter()
                 .map(|p| PlyJson::named(p, notation))
                 .collect(),
+            wdl_model: review.wdl_model,
             first_outcome_change: review.first_outcome_change.map(|i| {
                 let ply = &review.plies[i];
                 ChangeJson {

@@ -12,6 +12,7 @@
 //! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
 //! - [`levels`]: strength levels, seeds and deterministic answers.
+//! - [`wdl`]: win/draw/loss chances from a score: exact when proven, else a fitted model.
 //! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
 //!   Streams) or queued in process.
 //!
@@ -31,6 +32,7 @@ pub mod progress;
 pub mod replay;
 pub mod review;
 pub mod shared_cache;
+pub mod wdl;
 
 use std::collections::HashMap;
 use std::future::Future;

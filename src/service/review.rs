@@ -37,6 +37,7 @@ use tokio::sync::mpsc;
 use super::games::{GameTask, ServedGame, Thresholds, with_game};
 use super::latency::JobTimes;
 use super::replay::{MoveList, Replay, replay};
+use super::wdl::{Wdl, wdl};
 use super::{MoveQuery, Runner, Service, ServiceError};
 use crate::engine::{Algorithm, Outcome, Proof, Score, Side, Status, WIN, is_decisive};
 use crate::games::Cell;
@@ -91,6 +92,10 @@ pub struct PlyReview {
     pub played_proof: Option<Proof>,
     /// When the played move made the proven outcome worse, in words.
     pub outcome_change: Option<String>,
+    /// The mover's chances with the best move and with the played one ([`super::wdl`]): exact
+    /// when proven, else the game's model.
+    pub best_wdl: Wdl,
+    pub played_wdl: Wdl,
     /// Depth of the search of the position before the move, and whether it came from a cache.
     pub depth: u32,
     pub cached: bool,
@@ -132,6 +137,8 @@ pub struct Incomplete {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Review {
     pub game: &'static str,
+    /// The version of the win/draw/loss model behind the plies' heuristic chances.
+    pub wdl_model: &'static str,
     /// The plies judged, in order: every ply of the list, unless `incomplete`.
     pub plies: Vec<PlyReview>,
     /// Set when the review stopped early; `plies` then holds the plies judged before.
@@ -480,6 +487,8 @@ impl Service {
                     best_proof: prev.proof,
                     played_proof,
                     outcome_change,
+                    best_wdl: wdl(&G::WDL_MODEL, prev.score, prev.proof),
+                    played_wdl: wdl(&G::WDL_MODEL, played_score, played_proof),
                     depth: prev.depth,
                     cached: prev.cached,
                 };
@@ -500,6 +509,7 @@ impl Service {
         };
         Ok(Review {
             game: G::NAME,
+            wdl_model: G::WDL_MODEL.version,
             moves: replay.played.len(),
             plies,
             incomplete,

@@ -29,6 +29,7 @@
 //! - `analyses`: batch analyses, in process and across replicas sharing a real Redis.
 //! - `boards`: test boards written as their stones.
 //! - `move_lists`: positions as move lists (JSON or notation) and moves named in answers.
+//! - `wdl`: win/draw/loss on every scored answer, exact when proven (tic-tac-toe exhaustively).
 
 mod analyses;
 mod analysis_agreement;
@@ -59,3 +60,4 @@ mod service;
 mod shared_cache;
 mod sse_client;
 mod tictactoe_perfect;
+mod wdl;
