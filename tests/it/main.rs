@@ -22,7 +22,8 @@
 //!   starts the processes; its `redis_server` finds the program, or fetches Debian's).
 //! - `live_progress`: `POST /move` streamed as Server-Sent Events, and the engine's progress
 //!   hook; `sse_client` is the small SSE reader those tests use.
-//! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
+//! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming;
+//!   `review_summary`: its per-player summary (marks counted, accuracy).
 //! - `docs`: README.md and docs/: every relative link and repository path resolves, every
 //!   `curl` example is answered without a 5xx, with the status the documents show; the code's
 //!   comments name no stale path, section or anchor; the layers' "never"s hold in `src/`.
@@ -54,6 +55,7 @@ mod live_progress;
 mod move_lists;
 mod playground;
 mod redis_support;
+mod review_summary;
 mod search_equivalence;
 mod search_limits;
 mod service;
