@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::vocabulary::{CellJson, Player, millis, outcome};
+use super::vocabulary::{CellJson, Player, millis, outcome, wdl, wdl_model};
 use crate::engine::Score;
 use crate::games::Cell;
 use crate::games::notation::Notation;
@@ -38,6 +38,9 @@ pub struct MoveScoreJson {
     pub score: Score,
     pub outcome: Option<&'static str>,
     pub plies_to_end: Option<u32>,
+    /// `[win, draw, loss]` per mille for the side to move, playing this move (exact when
+    /// proven; see [`super::vocabulary::wdl`]).
+    pub wdl: Option<[u16; 3]>,
     /// Depth of the search that gave `score`: the list ranks deeper scores first.
     pub depth: u32,
 }
@@ -55,6 +58,11 @@ pub struct MoveResponse {
     pub score: Score,
     pub outcome: Option<&'static str>,
     pub plies_to_end: Option<u32>,
+    /// `[win, draw, loss]` per mille for the side to move: exact when proven, else from the
+    /// game's fitted model (`wdl_model`).
+    pub wdl: Option<[u16; 3]>,
+    /// The version of the model behind a heuristic `wdl` (in this answer and its analysis).
+    pub wdl_model: Option<&'static str>,
     pub depth: u32,
     pub nodes: u64,
     pub nps: u64,
@@ -109,6 +117,8 @@ impl MoveResponse {
             score: answer.score,
             outcome: outcome_name,
             plies_to_end,
+            wdl: wdl(answer.game, answer.score, answer.proof),
+            wdl_model: wdl_model(answer.game),
             depth: answer.depth,
             nodes: answer.nodes,
             nps: answer.nps,
@@ -142,6 +152,7 @@ impl MoveResponse {
                             score: m.score,
                             outcome: outcome_name,
                             plies_to_end,
+                            wdl: wdl(answer.game, m.score, m.proof),
                             depth: m.depth,
                         }
                     })

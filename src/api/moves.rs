@@ -256,6 +256,7 @@ pub async fn suggest_move(
         ));
     }
     let game_label = metrics::game_label(&request.game);
+    let wdl_model = crate::service::games::wdl_model(&request.game);
     let mut query = request.into_query(arrival);
     let notation = notation_for(&query.game, &query.board);
     let events = streamed.then(|| {
@@ -265,7 +266,7 @@ pub async fn suggest_move(
     });
     let answer = counted(&state, query, game_label, arrival);
     if let Some(events) = events {
-        return Ok(super::stream::move_events(&state, answer, events, notation).await);
+        return Ok(super::stream::move_events(&state, answer, events, notation, wdl_model).await);
     }
     let Served {
         answer,

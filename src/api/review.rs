@@ -26,7 +26,9 @@ use crate::engine::{Score, Side};
 use crate::games::notation::Notation;
 use crate::service::games::notation_for;
 use crate::service::metrics::{self, RequestKind, RequestRecord};
-use crate::service::review::{GameStatus, PlyReview, Review, ReviewError, ReviewQuery};
+use crate::service::review::{
+    GameStatus, PlayerSummary, PlyReview, Review, ReviewError, ReviewQuery,
+};
 
 /// The `POST /review` body.
 #[derive(Clone, Debug, Deserialize)]
@@ -81,6 +83,11 @@ pub struct PlyJson {
     pub played_outcome: Option<&'static str>,
     pub played_plies_to_end: Option<u32>,
     pub outcome_change: Option<String>,
+    /// The mover's `[win, draw, loss]` per mille with the best move and with the played one.
+    pub best_wdl: [u16; 3],
+    pub played_wdl: [u16; 3],
+    /// This move's accuracy, 0 to 100, to a tenth (docs/api.md, "Game review").
+    pub accuracy: f64,
     pub depth: u32,
     pub cached: bool,
 }
@@ -104,10 +111,50 @@ impl PlyJson {
             played_outcome,
             played_plies_to_end,
             outcome_change: p.outcome_change.clone(),
+            best_wdl: p.best_wdl.as_array(),
+            played_wdl: p.played_wdl.as_array(),
+            accuracy: (p.accuracy * 10.0).round() / 10.0,
             depth: p.depth,
             cached: p.cached,
         }
     }
+}
+
+/// One player's summary: moves judged, how many got each mark, and the mean accuracy.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlayerSummaryJson {
+    pub moves: usize,
+    pub best: usize,
+    pub good: usize,
+    pub inaccuracy: usize,
+    pub mistake: usize,
+    pub blunder: usize,
+    /// The mean of the moves' accuracies, 0 to 100; `null` without a move.
+    pub accuracy: Option<f64>,
+}
+
+impl From<&PlayerSummary> for PlayerSummaryJson {
+    fn from(p: &PlayerSummary) -> Self {
+        let [best, good, inaccuracy, mistake, blunder] = p.marks;
+        PlayerSummaryJson {
+            moves: p.moves,
+            best,
+            good,
+            inaccuracy,
+            mistake,
+            blunder,
+            accuracy: p.accuracy,
+        }
+    }
+}
+
+/// The review's `summary`, one entry per player.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryJson {
+    #[serde(rename = "X")]
+    pub x: PlayerSummaryJson,
+    #[serde(rename = "O")]
+    pub o: PlayerSummaryJson,
 }
 
 /// Where the proven outcome first changed.
@@ -133,6 +180,10 @@ pub struct IncompleteJson {
 pub struct ReviewResponse {
     pub game: &'static str,
     pub plies: Vec<PlyJson>,
+    /// The version of the model behind the plies' heuristic `best_wdl` and `played_wdl`.
+    pub wdl_model: &'static str,
+    /// Per player, over the plies judged: the count of each mark and the accuracy.
+    pub summary: SummaryJson,
     pub first_outcome_change: Option<ChangeJson>,
     /// Whether every ply of the list was judged.
     pub complete: bool,
@@ -160,6 +211,11 @@ impl ReviewResponse {
                 .iter()
                 .map(|p| PlyJson::named(p, notation))
                 .collect(),
+            wdl_model: review.wdl_model,
+            summary: SummaryJson {
+                x: (&review.summary[0]).into(),
+                o: (&review.summary[1]).into(),
+            },
             first_outcome_change: review.first_outcome_change.map(|i| {
                 let ply = &review.plies[i];
                 ChangeJson {

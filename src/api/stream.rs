@@ -34,9 +34,11 @@ use super::error::ApiResult;
 use super::move_response::MoveResponse;
 use super::sse::{EventPump, json_event};
 use super::vocabulary::{CellJson, millis};
+use crate::engine::Proof;
 use crate::games::notation::Notation;
 use crate::service::Served;
 use crate::service::progress::{IterationProgress, ProgressReceiver, SearchEvent};
+use crate::service::wdl::{self, WdlModel};
 
 /// The `iteration` event's data.
 #[derive(Clone, Debug, Serialize)]
@@ -46,6 +48,9 @@ pub struct IterationEventJson {
     pub score: crate::engine::Score,
     #[serde(rename = "move")]
     pub mv: CellJson,
+    /// `[win, draw, loss]` per mille for the side to move (as the answer's `wdl`): exact for a
+    /// decisive score, else the game's model (an iteration carries no draw proof).
+    pub wdl: Option<[u16; 3]>,
     pub pv: Vec<CellJson>,
     /// Nodes searched so far.
     pub nodes: u64,
@@ -55,11 +60,16 @@ pub struct IterationEventJson {
 
 impl IterationEventJson {
     /// The event for `it`, its moves named by `notation`.
-    pub fn named(it: &IterationProgress, notation: Option<&Notation>) -> Self {
+    pub fn named(
+        it: &IterationProgress,
+        notation: Option<&Notation>,
+        model: Option<&WdlModel>,
+    ) -> Self {
         IterationEventJson {
             depth: it.depth,
             score: it.score,
             mv: CellJson::named(it.best, notation),
+            wdl: model.map(|m| wdl::wdl(m, it.score, Proof::from_decisive(it.score)).as_array()),
             pv: it
                 .pv
                 .iter()
@@ -73,11 +83,15 @@ impl IterationEventJson {
 
 /// The `iteration` event of a search event; a queued search sends a comment line, so the
 /// client sees the stream open while it waits for a worker; a worker starting sends nothing.
-fn iteration_event(event: SearchEvent, notation: Option<&Notation>) -> Option<Event> {
+fn iteration_event(
+    event: SearchEvent,
+    notation: Option<&Notation>,
+    model: Option<&WdlModel>,
+) -> Option<Event> {
     match event {
         SearchEvent::Iteration(it) => Some(json_event(
             "iteration",
-            &IterationEventJson::named(&it, notation),
+            &IterationEventJson::named(&it, notation, model),
         )),
         SearchEvent::Queued => {
             Some(Event::default().comment("admitted; waiting for a search worker"))
@@ -87,12 +101,14 @@ fn iteration_event(event: SearchEvent, notation: Option<&Notation>) -> Option<Ev
 }
 
 /// `POST /move` answered as an event stream (see the module doc): `answer` is the search (the
-/// request counted in the metrics, see [`super::moves`]), `events` its progress.
+/// request counted in the metrics, see [`super::moves`]), `events` its progress, `model` the
+/// asked game's win/draw/loss model (for the events' `wdl`).
 pub async fn move_events(
     state: &AppState,
     answer: impl Future<Output = ApiResult<Served>> + Send + 'static,
     events: ProgressReceiver,
     notation: Option<Notation>,
+    model: Option<WdlModel>,
 ) -> Response {
     let finish = move |result: ApiResult<Served>| {
         let served = result?;
@@ -101,7 +117,7 @@ pub async fn move_events(
     };
     // Until the search is sure of a worker (the service sends `Queued` or `Started`), an error
     // is still a plain problem+json response.
-    let each = move |event| iteration_event(event, notation.as_ref());
+    let each = move |event| iteration_event(event, notation.as_ref(), model.as_ref());
     match EventPump::new(answer, events, each, finish).first().await {
         Ok(pump) => pump.into_response(state.service.metrics().event_stream_opened("/move")),
         Err(error) => error.into_response(),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Proof, Side};
+use crate::engine::{Proof, Score, Side};
 use crate::games::Cell;
 use crate::games::notation::{Name, Notation};
 
@@ -141,6 +141,19 @@ pub fn outcome(proof: Option<Proof>) -> (Option<&'static str>, Option<u32>) {
         Some(p) => (Some(p.outcome.as_str()), Some(p.plies_to_end)),
         None => (None, None),
     }
+}
+
+/// `wdl`: `[win, draw, loss]` per mille for the side to move of a position whose search gave
+/// `score` and `proof` in the game named `game` (exact when proven, else the game's fitted
+/// model: `service::wdl`); `None` only for a name that is no game.
+pub fn wdl(game: &str, score: Score, proof: Option<Proof>) -> Option<[u16; 3]> {
+    crate::service::games::wdl_model(game)
+        .map(|model| crate::service::wdl::wdl(&model, score, proof).as_array())
+}
+
+/// `wdl_model`: the version of the model behind the heuristic `wdl`s of an answer in `game`.
+pub fn wdl_model(game: &str) -> Option<&'static str> {
+    crate::service::games::wdl_model(game).map(|model| model.version)
 }
 
 /// Milliseconds with microsecond precision (every `elapsed_ms`).

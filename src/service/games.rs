@@ -22,6 +22,8 @@ use crate::games::gomoku::{self, Gomoku, GomokuRules, Overline};
 use crate::games::notation::Notation;
 use crate::games::tictactoe::TicTacToe;
 
+use super::wdl::{self, WdlModel};
+
 /// A game the service can play: the rules (from `games`) plus how requests talk about them.
 pub trait ServedGame: BoardGame {
     /// Largest transposition table worth giving this game, in MiB (the configured size is used
@@ -59,6 +61,9 @@ pub trait ServedGame: BoardGame {
 
     /// How `GET /games` describes this game.
     fn info() -> GameInfo;
+
+    /// How this game's heuristic scores read as win/draw/loss chances (see [`super::wdl`]).
+    const WDL_MODEL: WdlModel;
 }
 
 /// Heuristic score losses (engine units) up to which a move is `good`, an `inaccuracy`, a
@@ -265,6 +270,7 @@ impl ServedGame for TicTacToe {
     const SKILL_UNIT: crate::engine::Score = 10;
     const DETERMINISTIC_NODES_PER_MS: u64 = 1_000;
     /// Always proven, so a review never reads these; they are for completeness.
+    const WDL_MODEL: WdlModel = wdl::TICTACTOE;
     const REVIEW_THRESHOLDS: Thresholds = Thresholds {
         good: 2,
         inaccuracy: 5,
@@ -304,7 +310,8 @@ impl ServedGame for TicTacToe {
 }
 
 /// Lists the served games, in `GET /games` order, and generates from the list:
-/// [`GAME_NAMES`], [`catalog`], [`deterministic_rate`], [`skill_levels`], [`table_caps`] and the
+/// [`GAME_NAMES`], [`catalog`], [`deterministic_rate`], [`skill_levels`], [`wdl_model`],
+/// [`table_caps`] and the
 /// name-to-type dispatch [`with_game`] that `/move` and `/review` go through.
 macro_rules! served_games {
     ($($game:ty),+ $(,)?) => {
@@ -360,6 +367,17 @@ macro_rules! served_games {
             None
         }
 
+        /// The win/draw/loss model of the game named `name` ([`ServedGame::WDL_MODEL`]), or
+        /// `None` for no game: with [`wdl::wdl`], the chances of any score an answer gives.
+        pub fn wdl_model(name: &str) -> Option<WdlModel> {
+            $(
+                if name == <$game as BoardGame>::NAME {
+                    return Some(<$game as ServedGame>::WDL_MODEL);
+                }
+            )+
+            None
+        }
+
         /// Each served game's name and the largest table worth giving it (MiB).
         pub fn table_caps() -> Vec<(&'static str, usize)> {
             vec![$((<$game as BoardGame>::NAME, <$game as ServedGame>::TABLE_MB_CAP)),+]
@@ -385,6 +403,7 @@ impl ServedGame for Connect4 {
     /// (2 against 2 plies: 0.52 over 400 games; 3 against 3: 0.53).
     const SKILL_LEVELS: LevelTable = with_depth_caps(STANDARD_LEVELS, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const DETERMINISTIC_NODES_PER_MS: u64 = 300;
+    const WDL_MODEL: WdlModel = wdl::CONNECT4;
     const REVIEW_THRESHOLDS: Thresholds = Thresholds {
         good: 10,
         inaccuracy: 30,
@@ -436,6 +455,7 @@ impl ServedGame for Gomoku {
     /// is kept as calibrated (docs/journal/search.md, "Strength levels"), not as a tempo.
     const SKILL_UNIT: crate::engine::Score = 40;
     const DETERMINISTIC_NODES_PER_MS: u64 = 80;
+    const WDL_MODEL: WdlModel = wdl::GOMOKU;
     const REVIEW_THRESHOLDS: Thresholds = Thresholds {
         good: 15,
         inaccuracy: 50,

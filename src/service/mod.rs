@@ -15,6 +15,7 @@
 //! - [`root`]: the root's restriction (`searchmoves`, `exclude`) and `multipv`, resolved on
 //!   the asked position.
 //! - [`levels`]: strength levels, seeds and deterministic answers.
+//! - [`wdl`]: win/draw/loss chances from a score: exact when proven, else a fitted model.
 //! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
 //!   Streams) or queued in process.
 //!
@@ -36,6 +37,7 @@ pub mod replay;
 pub mod review;
 pub mod root;
 pub mod shared_cache;
+pub mod wdl;
 
 use std::collections::HashMap;
 use std::future::Future;

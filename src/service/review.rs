@@ -24,6 +24,15 @@
 //! - the played move walks into a proven loss the best move did not: `blunder`, named;
 //! - otherwise the heuristic loss against the game's [`Thresholds`].
 //!
+//! Summary, per player: how many of their moves got each mark, and an accuracy figure from the
+//! chances each move gave away, lichess' formula on win percentages: a move's accuracy is
+//! `103.1668 × exp(−0.04354 × (before − after)) − 3.1669`, clamped to 0..100, where `before`
+//! and `after` are the mover's expected score in percent (win + draw / 2 of [`Wdl`]) with the
+//! best move and with the played one (a move that gives nothing away, or is marked `best`, scores
+//! 100); a player's
+//! accuracy is the plain mean over their moves (lichess weights its mean by the position's
+//! volatility; kibitz does not), rounded to a tenth.
+//!
 //! Everything game-specific comes from [`ServedGame`]: the default board (its `GET /games`
 //! description), whether a move is a column (a game with gravity), the points the rules forbid,
 //! the thresholds; so every served game that answers `/move` answers `/review`.
@@ -37,6 +46,7 @@ use tokio::sync::mpsc;
 use super::games::{GameTask, ServedGame, Thresholds, with_game};
 use super::latency::JobTimes;
 use super::replay::{MoveList, Replay, replay};
+use super::wdl::{Wdl, wdl};
 use super::{MoveQuery, Runner, Service, ServiceError};
 use crate::engine::{Algorithm, Outcome, Proof, Score, Side, Status, WIN, is_decisive};
 use crate::games::Cell;
@@ -93,6 +103,12 @@ pub struct PlyReview {
     pub played_proof: Option<Proof>,
     /// When the played move made the proven outcome worse, in words.
     pub outcome_change: Option<String>,
+    /// The mover's chances with the best move and with the played one ([`super::wdl`]): exact
+    /// when proven, else the game's model.
+    pub best_wdl: Wdl,
+    pub played_wdl: Wdl,
+    /// This move's accuracy, 0 to 100 (see the module doc).
+    pub accuracy: f64,
     /// Depth of the search of the position before the move, and whether it came from a cache.
     pub depth: u32,
     pub cached: bool,
@@ -109,6 +125,15 @@ pub enum Mark {
 }
 
 impl Mark {
+    /// Every mark, best first (the order of [`PlayerSummary::marks`]).
+    pub const ALL: [Mark; 5] = [
+        Mark::Best,
+        Mark::Good,
+        Mark::Inaccuracy,
+        Mark::Mistake,
+        Mark::Blunder,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mark::Best => "best",
@@ -134,6 +159,8 @@ pub struct Incomplete {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Review {
     pub game: &'static str,
+    /// The version of the win/draw/loss model behind the plies' heuristic chances.
+    pub wdl_model: &'static str,
     /// The plies judged, in order: every ply of the list, unless `incomplete`.
     pub plies: Vec<PlyReview>,
     /// Set when the review stopped early; `plies` then holds the plies judged before.
@@ -144,7 +171,53 @@ pub struct Review {
     pub first_outcome_change: Option<usize>,
     /// How the game stands after the last move.
     pub status: GameStatus,
+    /// Per player, first then second: their marks and accuracy over the plies judged.
+    pub summary: [PlayerSummary; 2],
     pub elapsed: Duration,
+}
+
+/// One player's review: how many of their moves got each mark, and their accuracy.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlayerSummary {
+    /// Moves of this player judged.
+    pub moves: usize,
+    /// Moves per mark, in [`Mark::ALL`] order.
+    pub marks: [usize; 5],
+    /// The mean of the moves' accuracies, to a tenth; `None` without a move.
+    pub accuracy: Option<f64>,
+}
+
+/// One move's accuracy, 0 to 100: lichess' curve of the expected score (percent) given away
+/// (see the module doc). A move marked `best` gives nothing away, whatever two searches of two
+/// positions said of it.
+pub fn move_accuracy(best: Wdl, played: Wdl, mark: Mark) -> f64 {
+    let lost = if mark == Mark::Best {
+        0.0
+    } else {
+        ((best.expected_permille() - played.expected_permille()) / 10.0).max(0.0)
+    };
+    if lost == 0.0 {
+        // The curve's constants make 99.9999 of it: the 100 it stands for.
+        return 100.0;
+    }
+    (103.1668 * (-0.04354 * lost).exp() - 3.1669).clamp(0.0, 100.0)
+}
+
+/// The summary of `plies`, per player (first, second).
+pub fn summarize(plies: &[PlyReview]) -> [PlayerSummary; 2] {
+    let mut summary = [PlayerSummary::default(); 2];
+    let mut sums = [0.0; 2];
+    for ply in plies {
+        let side = ply.player.index();
+        summary[side].moves += 1;
+        summary[side].marks[ply.mark as usize] += 1;
+        sums[side] += ply.accuracy;
+    }
+    for (player, sum) in summary.iter_mut().zip(sums) {
+        player.accuracy =
+            (player.moves > 0).then(|| ((sum / player.moves as f64) * 10.0).round() / 10.0);
+    }
+    summary
 }
 
 /// How the game stands after the last move.
@@ -474,6 +547,8 @@ impl Service {
                 };
                 let (loss, mark, outcome_change) =
                     judge(&prev, played, played_score, played_proof, thresholds);
+                let best_wdl = wdl(&G::WDL_MODEL, prev.score, prev.proof);
+                let played_wdl = wdl(&G::WDL_MODEL, played_score, played_proof);
                 if outcome_change.is_some() && first_outcome_change.is_none() {
                     first_outcome_change = Some(plies.len());
                 }
@@ -489,6 +564,9 @@ impl Service {
                     best_proof: prev.proof,
                     played_proof,
                     outcome_change,
+                    best_wdl,
+                    played_wdl,
+                    accuracy: move_accuracy(best_wdl, played_wdl, mark),
                     depth: prev.depth,
                     cached: prev.cached,
                 };
@@ -507,13 +585,16 @@ impl Service {
             Some((Status::Draw, _)) => GameStatus::Draw,
             _ => GameStatus::Ongoing,
         };
+        let summary = summarize(&plies);
         Ok(Review {
             game: G::NAME,
+            wdl_model: G::WDL_MODEL.version,
             moves: replay.played.len(),
             plies,
             incomplete,
             first_outcome_change,
             status,
+            summary,
             elapsed: query.arrival.elapsed(),
         })
     }
@@ -571,5 +652,85 @@ impl GameTask for Reviewing<'_> {
 
     fn unknown(self) -> Self::Output {
         Err(ServiceError::UnknownGame(self.query.game).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ply(player: Side, mark: Mark, best: Wdl, played: Wdl) -> PlyReview {
+        let cell = Cell { row: 0, col: 0 };
+        PlyReview {
+            ply: 1,
+            player,
+            played: cell,
+            best: cell,
+            best_score: 0,
+            played_score: 0,
+            loss: 0,
+            mark,
+            best_proof: None,
+            played_proof: None,
+            outcome_change: None,
+            best_wdl: best,
+            played_wdl: played,
+            accuracy: move_accuracy(best, played, mark),
+            depth: 1,
+            cached: false,
+        }
+    }
+
+    const EVEN: Wdl = Wdl {
+        win: 400,
+        draw: 200,
+        loss: 400,
+    };
+
+    #[test]
+    fn a_move_that_gives_nothing_away_is_100_and_the_curve_is_lichess() {
+        assert_eq!(move_accuracy(Wdl::WIN, Wdl::LOSS, Mark::Best), 100.0);
+        assert_eq!(move_accuracy(EVEN, EVEN, Mark::Good), 100.0);
+        // From a certain win to a certain loss: 100 points of win percentage lost, below the
+        // curve's zero (at about 86 points), so clamped to 0.
+        assert!(103.1668 * (-4.354f64).exp() - 3.1669 < 0.0);
+        assert_eq!(move_accuracy(Wdl::WIN, Wdl::LOSS, Mark::Blunder), 0.0);
+        // Half a point given away (a win to a draw): 50 percentage points.
+        let half = 103.1668 * (-0.04354f64 * 50.0).exp() - 3.1669;
+        assert!((move_accuracy(Wdl::WIN, Wdl::DRAW, Mark::Blunder) - half).abs() < 1e-9);
+        // A played move better than the best one's estimate is not rewarded above 100.
+        assert_eq!(move_accuracy(Wdl::LOSS, Wdl::WIN, Mark::Good), 100.0);
+    }
+
+    #[test]
+    fn the_summary_counts_each_players_marks_and_averages_their_accuracy() {
+        use Side::{First, Second};
+        let plies = [
+            ply(First, Mark::Best, EVEN, EVEN),
+            ply(Second, Mark::Inaccuracy, EVEN, Wdl::DRAW),
+            ply(First, Mark::Blunder, Wdl::WIN, Wdl::LOSS),
+            ply(Second, Mark::Best, EVEN, EVEN),
+            ply(First, Mark::Best, EVEN, EVEN),
+            ply(Second, Mark::Mistake, Wdl::DRAW, Wdl::LOSS),
+        ];
+        let [x, o] = summarize(&plies);
+        assert_eq!((x.moves, x.marks), (3, [2, 0, 0, 0, 1]));
+        assert_eq!((o.moves, o.marks), (3, [1, 0, 1, 1, 0]));
+        let mean = |side: Side| {
+            let own: Vec<f64> = plies
+                .iter()
+                .filter(|p| p.player == side)
+                .map(|p| p.accuracy)
+                .collect();
+            (own.iter().sum::<f64>() / own.len() as f64 * 10.0).round() / 10.0
+        };
+        assert_eq!(x.accuracy, Some(mean(First)));
+        assert_eq!(o.accuracy, Some(mean(Second)));
+        assert!(x.accuracy.unwrap() < 100.0 && o.accuracy.unwrap() < 100.0);
+        let [only, none] = summarize(&plies[..1]);
+        assert_eq!(
+            (only.accuracy, none.accuracy, none.moves),
+            (Some(100.0), None, 0)
+        );
     }
 }

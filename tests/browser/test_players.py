@@ -164,6 +164,43 @@ def test_the_review_of_a_known_tictactoe_game_shows_the_marks_post_review_return
     assert not browser.find_elements(By.CSS_SELECTOR, "#board [data-review-move]")
 
 
+def shown_summary(driver):
+    """The review's summary as the page shows it: {player: {field: text}}."""
+    return driver.execute_script(
+        "const s = {X: {}, O: {}};"
+        "for (const td of document.querySelectorAll('#review-summary td[data-summary]'))"
+        "  s[td.dataset.player][td.dataset.summary] = td.textContent;"
+        "return s;"
+    )
+
+
+def test_the_review_summary_beside_the_graph_shows_what_post_review_counts(browser, base_url, screenshot_dir):
+    open_game(browser, base_url, "tictactoe")
+    # O's b3 throws the draw away; X's moves are all best.
+    names = "b2 b3 a3 c1 a1 a2 c3".split()
+    moves = [{"row": 3 - int(n[1]), "col": ord(n[0]) - 97} for n in names]
+    paste_and_review(browser, " ".join(names))
+    answer = post_json(base_url, "/review", {"game": "tictactoe", "moves": moves})
+    summary = browser.find_element(By.ID, "review-summary")
+    assert summary.is_displayed()
+    expected = {
+        player: {
+            key: ("–" if value is None else f"{value:.1f}" if key == "accuracy" else str(value))
+            for key, value in answer["summary"][player].items()
+            if key != "moves"
+        }
+        for player in ("X", "O")
+    }
+    assert shown_summary(browser) == expected
+    assert expected["X"]["accuracy"] == "100.0" and expected["O"]["blunder"] == "1"
+    # Beside the score graph: the two share a row of the page.
+    graph = browser.find_element(By.ID, "review-graph").rect
+    table = summary.rect
+    assert table["x"] >= graph["x"] + graph["width"] - 1, (graph, table)
+    assert table["y"] < graph["y"] + graph["height"], (graph, table)
+    screenshot(browser, screenshot_dir, "review-summary")
+
+
 def test_the_review_of_a_known_connect4_game_shows_the_marks_post_review_returns(browser, base_url, screenshot_dir):
     open_game(browser, base_url, "connect4")
     # Columns d c d d c e b (0-based 3 2 3 3 2 4 1): X's third disc throws a win away.

@@ -22,7 +22,8 @@
 //!   starts the processes; its `redis_server` finds the program, or fetches Debian's).
 //! - `live_progress`: `POST /move` streamed as Server-Sent Events, and the engine's progress
 //!   hook; `sse_client` is the small SSE reader those tests use.
-//! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming.
+//! - `game_review`: `POST /review`, marks, outcome changes, illegal lists, budgets, streaming;
+//!   `review_summary`: its per-player summary (marks counted, accuracy).
 //! - `docs`: README.md and docs/: every relative link and repository path resolves, every
 //!   `curl` example is answered without a 5xx, with the status the documents show; the code's
 //!   comments name no stale path, section or anchor; the layers' "never"s hold in `src/`.
@@ -31,6 +32,7 @@
 //! - `move_lists`: positions as move lists (JSON or notation) and moves named in answers.
 //! - `node_signature`: both searchers visit the nodes `tests/data/node-signature.txt` records.
 //! - `root_moves`: `searchmoves` and `exclude` restrict the root in every game.
+//! - `wdl`: win/draw/loss on every scored answer, exact when proven (tic-tac-toe exhaustively).
 
 mod analyses;
 mod analysis_agreement;
@@ -56,6 +58,7 @@ mod move_lists;
 mod node_signature;
 mod playground;
 mod redis_support;
+mod review_summary;
 mod root_moves;
 mod search_equivalence;
 mod search_limits;
@@ -63,3 +66,4 @@ mod service;
 mod shared_cache;
 mod sse_client;
 mod tictactoe_perfect;
+mod wdl;

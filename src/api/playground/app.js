@@ -823,6 +823,8 @@
     Object.assign(review, { game: null, start: null, moves: [], plies: [], first: null, shown: null });
     $("review-plies").replaceChildren();
     $("review-graph").replaceChildren();
+    $("review-summary").hidden = true;
+    $("review-summary").tBodies[0].replaceChildren();
     $("review-status").textContent = "";
     $("review-progress").hidden = true;
     $("review-back").hidden = true;
@@ -922,6 +924,7 @@
       status.textContent = `${answer.plies.length} plies reviewed in ${Math.round(answer.elapsed_ms)} ms.${change}${left}`;
       listPlies();
       drawReviewGraph();
+      showSummary(answer.summary);
       $("review").dataset.state = "done";
     } catch (problem) {
       if (token !== review.token) return;
@@ -930,6 +933,32 @@
       status.textContent = "";
       showProblem($("review-problem"), problem);
     }
+  }
+
+  /// The review's summary beside the graph: each player's accuracy (lichess' formula on the
+  /// chances each move gave away, docs/api.md "Game review") and the count of each mark. Each
+  /// figure's cell carries data-player and data-summary (the field's name) for the tests.
+  function showSummary(summary) {
+    const table = $("review-summary");
+    const rows = [["accuracy", "accuracy %"], ...Object.keys(MARK_WORDS).map((k) => [k, MARK_WORDS[k]])];
+    table.tBodies[0].replaceChildren(...rows.map(([key, words]) => {
+      const row = document.createElement("tr");
+      const head = document.createElement("th");
+      head.scope = "row";
+      head.textContent = words;
+      if (key !== "accuracy") head.className = `mark-${key}`;
+      row.append(head);
+      for (const player of ["X", "O"]) {
+        const value = summary[player][key];
+        const td = document.createElement("td");
+        td.dataset.player = player;
+        td.dataset.summary = key;
+        td.textContent = value === null ? "–" : key === "accuracy" ? value.toFixed(1) : String(value);
+        row.append(td);
+      }
+      return row;
+    }));
+    table.hidden = false;
   }
 
   function plyWords(p) {

@@ -217,6 +217,7 @@ impl ServedGame for SlowGame {
     const TABLE_MB_CAP: usize = 1;
     const REVIEW_THRESHOLDS: Thresholds =
         <kibitz::games::tictactoe::TicTacToe as ServedGame>::REVIEW_THRESHOLDS;
+    const WDL_MODEL: kibitz::service::wdl::WdlModel = kibitz::service::wdl::TICTACTOE;
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {
         no_rules(Self::NAME, rules)
