@@ -11,7 +11,8 @@
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
 //! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
-//! - [`levels`]: strength levels, seeds and deterministic answers.
+//! - [`levels`]: strength levels, seeds and deterministic answers; [`ladder`]: what each level
+//!   means on a rating scale, as measured.
 //! - [`wdl`]: win/draw/loss chances from a score: exact when proven, else a fitted model.
 //! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
 //!   Streams) or queued in process.
@@ -24,6 +25,7 @@
 pub mod batch;
 pub mod cache;
 pub mod games;
+pub mod ladder;
 pub mod latency;
 pub mod levels;
 pub mod metrics;
