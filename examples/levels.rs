@@ -6,6 +6,10 @@
 //! cargo run --release --example levels -- [--games N] [--ms M] [--game NAME]... [--pairing A:B]...
 //! ```
 //!
+//! `--ladder` plays the rating ladder `GET /games` publishes (`src/service/ladder.rs`): level 1
+//! against the random mover, then each level against the one below, and prints each level's
+//! rating with its interval and the steps as the source writes them.
+//!
 //! `--pairing 8:7` plays only the named pairings (levels 1..=10, or `random`) instead of the
 //! whole table: the way to settle one row with more games.
 //!
@@ -26,6 +30,7 @@ use kibitz::games::connect4::Connect4;
 use kibitz::games::gomoku::Gomoku;
 use kibitz::games::tictactoe::TicTacToe;
 use kibitz::service::games::ServedGame;
+use kibitz::service::ladder::{Step, ladder};
 use kibitz::service::levels::{Style, search_at_level};
 use kibitz::tools::arena::score_interval;
 
@@ -50,6 +55,8 @@ struct Settings {
     budget: Duration,
     /// Only these pairings; the whole table when empty.
     pairings: Vec<(Player, Player)>,
+    /// The rating ladder instead of the table.
+    ladder: bool,
 }
 
 /// A player as the command line writes it: a level `1`..=`10` or `random`.
@@ -97,6 +104,9 @@ struct Args {
     /// table when none is given.
     #[arg(long, value_parser = parse_pairing)]
     pairing: Vec<(Player, Player)>,
+    /// Play the rating ladder instead: 1 against random, then each level against the one below.
+    #[arg(long, conflicts_with = "pairing")]
+    ladder: bool,
 }
 
 /// Plays one game; returns the first player's result: 1 win, 0.5 draw, 0 loss.
@@ -205,7 +215,14 @@ fn run<G: ServedGame>(label: &str, start: G, table_mb: usize, settings: &Setting
     let started = Instant::now();
     let mut seed = 0u64;
     let mut rows: Vec<(Player, Player)> = settings.pairings.clone();
+    if settings.ladder {
+        rows.push((Player::Level(1), Player::Random));
+        for level in 1..FULL_STRENGTH {
+            rows.push((Player::Level(level + 1), Player::Level(level)));
+        }
+    }
     let whole_table = rows.is_empty();
+    let mut steps = Vec::new();
     for level in (1..FULL_STRENGTH).filter(|_| whole_table) {
         rows.push((Player::Level(level + 1), Player::Level(level)));
     }
@@ -220,12 +237,39 @@ fn run<G: ServedGame>(label: &str, start: G, table_mb: usize, settings: &Setting
         let losses = games - wins - draws;
         let (p, lo, hi) = score_interval(wins as u64, draws as u64, losses as u64);
         debug_assert_eq!(p, points / games as f64);
+        steps.push(Step {
+            wins: wins as u32,
+            draws: draws as u32,
+            losses: losses as u32,
+            score_low: (lo * 1000.0).round() / 1000.0,
+            score_high: (hi * 1000.0).round() / 1000.0,
+        });
         println!(
             "| {} vs {} | {games} | {wins}-{draws}-{} | {p:.3} | {lo:.3}-{hi:.3} |",
             a.name(),
             b.name(),
             losses
         );
+    }
+    if settings.ladder {
+        println!("\n| level | rating (Elo above the random mover) | 95 % interval |");
+        println!("|---|---|---|");
+        for level in ladder(&steps) {
+            let high = level
+                .high
+                .map_or("unbounded".to_owned(), |h| format!("{h:.0}"));
+            println!(
+                "| {} | {:.0} | {:.0} to {high} |",
+                level.level, level.rating, level.low
+            );
+        }
+        println!("\nsrc/service/ladder.rs:\n");
+        for s in &steps {
+            println!(
+                "    ({}, {}, {}, {:.3}, {:.3}),",
+                s.wins, s.draws, s.losses, s.score_low, s.score_high
+            );
+        }
     }
     println!("\n({label} took {:.0} s)", started.elapsed().as_secs_f64());
 }
@@ -242,6 +286,7 @@ fn main() {
         games: args.games,
         budget: Duration::from_millis(args.ms),
         pairings: args.pairing,
+        ladder: args.ladder,
     };
     let games = if args.game.is_empty() {
         vec![GameName::Tictactoe, GameName::Connect4, GameName::Gomoku]

@@ -198,7 +198,7 @@ fn random_plies<G: ServedGame>(pos: &mut G, plies: u64, rng: &mut SplitMix64) {
 
 fn play(args: &Args) -> Vec<Sample> {
     let budget = Duration::from_millis(args.ms);
-    let mut rng = SplitMix64::new(0x5EED_0F_3D1);
+    let mut rng = SplitMix64::new(0x0005_EED0_F3D1);
     let mut samples = Vec::new();
     let openings = parse_openings(
         include_str!("../tests/data/gomoku/openings-tuning-100-15x15.txt"),

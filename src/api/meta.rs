@@ -14,7 +14,8 @@ use super::error::{ApiError, ApiResult};
 use super::{AppState, clip_path};
 use crate::engine::Score;
 use crate::engine::skill::{FULL_STRENGTH, LevelTable, STANDARD_LEVELS, WEAKEST};
-use crate::service::games::{GameInfo, catalog, deterministic_rate, skill_levels};
+use crate::service::games::{GameInfo, catalog, deterministic_rate, level_ladder, skill_levels};
+use crate::service::ladder::{Step, ladder};
 use crate::service::metrics::Exposition;
 use crate::service::{DEFAULT_BUDGET_MS, MAX_DEPTH};
 
@@ -60,6 +61,12 @@ pub struct LevelInfo {
     pub temperature: f64,
     /// The probability of a plausible mistake instead (0 at full strength).
     pub blunder: f64,
+    /// Elo above a uniformly random mover, from the game's measured self-play ladder
+    /// (`service::ladder`); `None` where no ladder was measured.
+    pub rating: Option<i64>,
+    /// The rating's 95 % interval; `rating_high` is also `None` when unbounded.
+    pub rating_low: Option<i64>,
+    pub rating_high: Option<i64>,
 }
 
 /// A game's levels 1..=9 from its table, then full strength.
@@ -71,6 +78,9 @@ pub fn level_infos(table: &LevelTable) -> Vec<LevelInfo> {
             budget_share,
             temperature,
             blunder,
+            rating: None,
+            rating_low: None,
+            rating_high: None,
         },
     );
     let full = LevelInfo {
@@ -79,8 +89,24 @@ pub fn level_infos(table: &LevelTable) -> Vec<LevelInfo> {
         budget_share: 1.0,
         temperature: 0.0,
         blunder: 0.0,
+        rating: None,
+        rating_low: None,
+        rating_high: None,
     };
     weakened.chain(std::iter::once(full)).collect()
+}
+
+/// `levels` with each level's rating from the game's measured ladder (`steps`).
+pub fn with_ratings(mut levels: Vec<LevelInfo>, steps: &[Step]) -> Vec<LevelInfo> {
+    for rated in ladder(steps) {
+        if let Some(level) = levels.iter_mut().find(|l| l.level == rated.level) {
+            // Whole Elo: the intervals are tens of points wide.
+            level.rating = Some(rated.rating.round() as i64);
+            level.rating_low = Some(rated.low.round() as i64);
+            level.rating_high = rated.high.map(|h| h.round() as i64);
+        }
+    }
+    levels
 }
 
 /// `GET /games`: every game with its board format, rules options and limits.
@@ -104,7 +130,7 @@ pub async fn games(State(state): State<AppState>) -> Json<serde_json::Value> {
                     deterministic_nodes_per_ms: deterministic_rate(info.name),
                     ..limits.clone()
                 },
-                levels: level_infos(&table),
+                levels: with_ratings(level_infos(&table), level_ladder(info.name)),
                 level_unit: unit,
                 info,
             }

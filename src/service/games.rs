@@ -22,6 +22,7 @@ use crate::games::gomoku::{self, Gomoku, GomokuRules, Overline};
 use crate::games::notation::Notation;
 use crate::games::tictactoe::TicTacToe;
 
+use super::ladder::{self, Step};
 use super::wdl::{self, WdlModel};
 
 /// A game the service can play: the rules (from `games`) plus how requests talk about them.
@@ -64,6 +65,9 @@ pub trait ServedGame: BoardGame {
 
     /// How this game's heuristic scores read as win/draw/loss chances (see [`super::wdl`]).
     const WDL_MODEL: WdlModel;
+
+    /// The measured rating ladder of its levels (see [`super::ladder`]); none by default.
+    const LADDER: &'static [Step] = &[];
 }
 
 /// Heuristic score losses (engine units) up to which a move is `good`, an `inaccuracy`, a
@@ -271,6 +275,7 @@ impl ServedGame for TicTacToe {
     const DETERMINISTIC_NODES_PER_MS: u64 = 1_000;
     /// Always proven, so a review never reads these; they are for completeness.
     const WDL_MODEL: WdlModel = wdl::TICTACTOE;
+    const LADDER: &'static [Step] = ladder::TICTACTOE;
     const REVIEW_THRESHOLDS: Thresholds = Thresholds {
         good: 2,
         inaccuracy: 5,
@@ -311,7 +316,7 @@ impl ServedGame for TicTacToe {
 
 /// Lists the served games, in `GET /games` order, and generates from the list:
 /// [`GAME_NAMES`], [`catalog`], [`deterministic_rate`], [`skill_levels`], [`wdl_model`],
-/// [`table_caps`] and the
+/// [`level_ladder`], [`table_caps`] and the
 /// name-to-type dispatch [`with_game`] that `/move` and `/review` go through.
 macro_rules! served_games {
     ($($game:ty),+ $(,)?) => {
@@ -378,6 +383,17 @@ macro_rules! served_games {
             None
         }
 
+        /// The measured rating ladder of the game named `name` ([`ServedGame::LADDER`]);
+        /// empty for no game.
+        pub fn level_ladder(name: &str) -> &'static [Step] {
+            $(
+                if name == <$game as BoardGame>::NAME {
+                    return <$game as ServedGame>::LADDER;
+                }
+            )+
+            &[]
+        }
+
         /// Each served game's name and the largest table worth giving it (MiB).
         pub fn table_caps() -> Vec<(&'static str, usize)> {
             vec![$((<$game as BoardGame>::NAME, <$game as ServedGame>::TABLE_MB_CAP)),+]
@@ -404,6 +420,7 @@ impl ServedGame for Connect4 {
     const SKILL_LEVELS: LevelTable = with_depth_caps(STANDARD_LEVELS, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const DETERMINISTIC_NODES_PER_MS: u64 = 300;
     const WDL_MODEL: WdlModel = wdl::CONNECT4;
+    const LADDER: &'static [Step] = ladder::CONNECT4;
     const REVIEW_THRESHOLDS: Thresholds = Thresholds {
         good: 10,
         inaccuracy: 30,
@@ -456,6 +473,7 @@ impl ServedGame for Gomoku {
     const SKILL_UNIT: crate::engine::Score = 40;
     const DETERMINISTIC_NODES_PER_MS: u64 = 80;
     const WDL_MODEL: WdlModel = wdl::GOMOKU;
+    const LADDER: &'static [Step] = ladder::GOMOKU;
     const REVIEW_THRESHOLDS: Thresholds = Thresholds {
         good: 15,
         inaccuracy: 50,

@@ -14,7 +14,8 @@
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
 //! - [`root`]: the root's restriction (`searchmoves`, `exclude`) and `multipv`, resolved on
 //!   the asked position.
-//! - [`levels`]: strength levels, seeds and deterministic answers.
+//! - [`levels`]: strength levels, seeds and deterministic answers; [`ladder`]: what each level
+//!   means on a rating scale, as measured.
 //! - [`wdl`]: win/draw/loss chances from a score: exact when proven, else a fitted model.
 //! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
 //!   Streams) or queued in process.
@@ -28,6 +29,7 @@ pub mod batch;
 pub mod cache;
 pub mod caller;
 pub mod games;
+pub mod ladder;
 pub mod latency;
 pub mod levels;
 pub mod metrics;

@@ -190,8 +190,15 @@ async fn games_says_what_each_level_means_in_each_game() {
             .collect();
         assert_eq!(numbers, (1..=10).collect::<Vec<_>>(), "{name}");
         // Level 10 is the full search: no cap of its own, the whole budget, no draw.
+        let full: serde_json::Map<String, Value> = levels[9]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| !k.starts_with("rating"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         assert_eq!(
-            levels[9],
+            Value::Object(full),
             json!({"level": 10, "max_depth": null, "budget_share": 1.0, "temperature": 0.0,
                    "blunder": 0.0}),
             "{name}"
@@ -214,4 +221,57 @@ async fn games_says_what_each_level_means_in_each_game() {
     assert_eq!(tictactoe["levels"][0]["temperature"], 12.0);
     assert_eq!(tictactoe["levels"][0]["blunder"], 0.6);
     assert_eq!(tictactoe["level_unit"], 10);
+}
+
+#[tokio::test]
+async fn games_rates_each_level_on_its_measured_ladder_above_the_random_mover() {
+    let reply = get(&state(), "/games").await;
+    assert_schema_of_games(&reply.body);
+    for game in reply.body["games"].as_array().unwrap() {
+        let name = game["name"].as_str().unwrap();
+        let levels = game["levels"].as_array().unwrap();
+        let expected = kibitz::service::ladder::ladder(kibitz::service::games::level_ladder(name));
+        assert_eq!(expected.len(), 10, "{name}");
+        for (level, rated) in levels.iter().zip(&expected) {
+            assert_eq!(
+                level["rating"],
+                rated.rating.round() as i64,
+                "{name}: {level}"
+            );
+            assert_eq!(
+                level["rating_low"],
+                rated.low.round() as i64,
+                "{name}: {level}"
+            );
+            match rated.high {
+                Some(high) => assert_eq!(level["rating_high"], high.round() as i64),
+                None => assert!(level["rating_high"].is_null()),
+            }
+            let rating = level["rating"].as_i64().unwrap();
+            assert!(
+                level["rating_low"].as_i64().unwrap() <= rating,
+                "{name}: {level}"
+            );
+        }
+        // Monotone within the intervals: no level's interval lies wholly below the one under it.
+        for pair in levels.windows(2) {
+            let below_low = pair[0]["rating_low"].as_i64().unwrap();
+            assert!(
+                pair[1]["rating_high"]
+                    .as_i64()
+                    .is_none_or(|high| high >= below_low),
+                "{name}: {} below {}",
+                pair[1],
+                pair[0]
+            );
+        }
+        assert!(
+            levels[0]["rating_low"].as_i64().unwrap() > 0,
+            "{name}: level 1 beats random"
+        );
+    }
+}
+
+fn assert_schema_of_games(body: &Value) {
+    crate::live_progress::assert_schema("GamesResponse", body);
 }
