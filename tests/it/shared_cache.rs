@@ -490,7 +490,7 @@ fn forge(redis: &Redis, key: &str, forged: &Value) {
     let _: () = connection.set(key, forged.to_string()).expect("SET");
 }
 
-/// The issue's eighth forgery: a tic-tac-toe answer that misses X's win in one, "stopped for
+/// A forgery the seven other checks let through: a tic-tac-toe answer that misses X's win in one, "stopped for
 /// time" 22 us into a 1 s window; then the same move with its timing made consistent, which
 /// only solving the position refuses. Both refused, counted, and searched again.
 #[tokio::test]

@@ -775,7 +775,7 @@ mod tests {
 
     const OCCUPIED: Cell = Cell { row: 5, col: 2 };
 
-    /// The eighth forgery: a tic-tac-toe answer that misses a win in one, stopped
+    /// A forgery the seven other checks let through: a tic-tac-toe answer that misses a win in one, stopped
     /// "for time" 22 us into a 1 s window. Each lie is refused on its own.
     #[test]
     fn a_tictactoe_answer_missing_a_win_or_stopped_for_time_too_soon_is_refused() {
