@@ -14,7 +14,7 @@
 //! it goes (a "win in 3" whose line is 3 plies long must end the game there, a line that ends
 //! the game must end it as the proof says). Counters and times are bounded as a search bounds
 //! them, and a full-strength search stops for time only at the end of its window. A position
-//! small enough to solve at once (at most [`EXACT_PLIES`] plies left: every tic-tac-toe
+//! small enough to solve at once (at most `EXACT_PLIES`, 9, plies left: every tic-tac-toe
 //! position) is solved, and a full-strength answer must play a best move and prove the
 //! position's value. Elsewhere what cannot be checked without searching again is the quality
 //! of a legal move: a forged answer can still be a poor one, which is why Redis also wants a
@@ -211,8 +211,7 @@ fn win_draw_loss<G: ServedGame>(
         return 0;
     }
     let mut best = -1;
-    for i in 0..moves.len() {
-        let mv = moves[i];
+    for &mv in moves.iter() {
         position.make(mv);
         let value = -win_draw_loss(position, -beta, -alpha, rest);
         position.unmake(mv);
