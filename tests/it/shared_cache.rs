@@ -483,3 +483,69 @@ fn with_no_redis_server_installed_the_tests_fetch_debians_and_it_serves_over_tls
     assert!(redis.url().starts_with("rediss://"));
     assert_eq!(redis.keys(), 0);
 }
+
+/// Writes `forged` under `key` as `redis-cli SET` would.
+fn forge(redis: &Redis, key: &str, forged: &Value) {
+    let mut connection = redis.connection().expect("redis answers");
+    let _: () = connection.set(key, forged.to_string()).expect("SET");
+}
+
+/// A forgery the seven other checks let through: a tic-tac-toe answer that misses X's win in one, "stopped for
+/// time" 22 us into a 1 s window; then the same move with its timing made consistent, which
+/// only solving the position refuses. Both refused, counted, and searched again.
+#[tokio::test]
+async fn a_tictactoe_answer_that_misses_a_win_in_one_is_solved_refused_and_searched_again() {
+    let redis = Redis::start();
+    let a = Replica::start(&redis.url()).await;
+    let b = Replica::start(&redis.url()).await;
+    // A third, whose local cache has not seen the position either.
+    let c = Replica::start(&redis.url()).await;
+    let request = json!({"game": "tictactoe", "board": ["XX.", "OO.", "..."], "budget_ms": 1000});
+    let (status, first, _) = a.post_move(&request).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["move"]["col"], 2, "X wins in the top row: {first}");
+    wait_for_keys(&redis, 1).await;
+    let key = only_key(&redis);
+    let honest = stored_value(&redis, &key);
+    let mut forged = honest.clone();
+    forged["best"] = json!([2, 2]);
+    forged["score"] = json!(0);
+    forged["proof"] = Value::Null;
+    forged["pv"] = json!([[2, 2]]);
+    forged["iterations"] = json!([]);
+    forged["depth"] = json!(0);
+    forged["stop_reason"] = json!("time");
+    forged["elapsed_us"] = json!(22);
+    forged["window_us"] = json!(1_000_000);
+    forge(&redis, &key, &forged);
+    let (status, second, _) = b.post_move(&request).await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(second["cached"], false, "{second}");
+    assert_eq!(second["move"], first["move"], "{second}");
+    let metrics = b.metrics().await;
+    assert!(
+        metrics
+            .contains(r#"kibitz_shared_cache_refused_total{game="tictactoe",reason="counters"} 1"#),
+        "{metrics}"
+    );
+
+    // The same missed win with a consistent time: refused because the position is solved.
+    for _ in 0..200 {
+        if stored_value(&redis, &key)["best"] != json!([2, 2]) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    forged["elapsed_us"] = json!(1_000_000);
+    forge(&redis, &key, &forged);
+    let (status, third, _) = c.post_move(&request).await;
+    assert_eq!(status, 200, "{third}");
+    assert_eq!(third["cached"], false, "{third}");
+    assert_eq!(third["move"], first["move"], "{third}");
+    let metrics = c.metrics().await;
+    assert!(
+        metrics.contains(r#"kibitz_shared_cache_refused_total{game="tictactoe",reason="exact"} 1"#),
+        "{metrics}"
+    );
+    assert!(!metrics.contains(r#"kibitz_shared_cache_hits_total{game="tictactoe"}"#));
+}

@@ -13,9 +13,12 @@
 //! with 0), no further off than the cells left allow, and the line agrees with it as far as
 //! it goes (a "win in 3" whose line is 3 plies long must end the game there, a line that ends
 //! the game must end it as the proof says). Counters and times are bounded as a search bounds
-//! them. What cannot be checked without searching again is the quality of a legal move: a
-//! forged answer can still be a poor one, which is why Redis also wants a password and a
-//! network policy (docs/operations.md, "A cache shared by replicas").
+//! them, and a full-strength search stops for time only at the end of its window. A position
+//! small enough to solve at once (at most `EXACT_PLIES`, 9, plies left: every tic-tac-toe
+//! position) is solved, and a full-strength answer must play a best move and prove the
+//! position's value. Elsewhere what cannot be checked without searching again is the quality
+//! of a legal move: a forged answer can still be a poor one, which is why Redis also wants a
+//! password and a network policy (docs/operations.md, "A cache shared by replicas").
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -57,6 +60,8 @@ pub enum Refusal {
     Forbidden,
     #[error("the search's counters: {0}")]
     Counters(String),
+    #[error("solved exactly: {0}")]
+    Exact(String),
 }
 
 impl Refusal {
@@ -73,6 +78,7 @@ impl Refusal {
             Refusal::Analysis(_) => "analysis",
             Refusal::Forbidden => "forbidden",
             Refusal::Counters(_) => "counters",
+            Refusal::Exact(_) => "exact",
         }
     }
 }
@@ -116,7 +122,116 @@ pub fn check<G: ServedGame>(
         return Err(Refusal::Forbidden);
     }
     counters(answer, key, bounds).map_err(Refusal::Counters)?;
+    exact(answer, key, position, &root).map_err(Refusal::Exact)?;
     Ok(())
+}
+
+/// Positions with at most this many plies left are solved exactly before their answer is
+/// served: every tic-tac-toe position (a few thousand nodes at most, well under a
+/// millisecond), and Connect-4 or gomoku positions as near their end.
+const EXACT_PLIES: u32 = 9;
+
+/// A full-strength answer to a position small enough to solve ([`EXACT_PLIES`]) must play a
+/// best move (win, draw or loss, by plain alpha-beta over those three values), and a proof it
+/// gives must be the position's value. A limited search (a depth or node limit short of the
+/// end, a weaker level) may honestly play worse, so it is not held to this.
+fn exact<G: ServedGame>(
+    answer: &Answer,
+    key: &CacheKey,
+    position: &G,
+    root: &LegalCells,
+) -> Result<(), String> {
+    let remaining = position.max_remaining_plies();
+    if remaining > EXACT_PLIES
+        || key.style.level != FULL_STRENGTH
+        || key.max_nodes.is_some()
+        || key.max_depth.is_some_and(|depth| depth < remaining)
+    {
+        return Ok(());
+    }
+    let Some(best) = root.get(answer.best) else {
+        return Err("the best move is not legal".into());
+    };
+    let mut walk = position.clone();
+    let mut buffers: Vec<Vec<Move>> = (0..=remaining).map(|_| Vec::new()).collect();
+    walk.make(best);
+    let played = -win_draw_loss(&mut walk, -1, 1, &mut buffers);
+    walk.unmake(best);
+    // Is any move better than the one played? A null window above its value says.
+    let mut moves = Vec::new();
+    walk.legal_moves(&mut moves);
+    for mv in moves.into_iter().filter(|&mv| mv != best) {
+        walk.make(mv);
+        let value = -win_draw_loss(&mut walk, -played - 1, -played, &mut buffers);
+        walk.unmake(mv);
+        if value > played {
+            return Err(format!(
+                "it plays for a {} where a {} is forced",
+                wdl_name(played),
+                wdl_name(value)
+            ));
+        }
+    }
+    if let Some(proof) = answer.proof {
+        let proven = match proof.outcome {
+            Outcome::Win => 1,
+            Outcome::Draw => 0,
+            Outcome::Loss => -1,
+        };
+        if proven != played {
+            return Err(format!(
+                "it proves a {} where the position is a {}",
+                wdl_name(proven),
+                wdl_name(played)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The value of `position` for its side to move, 1 win, 0 draw, -1 loss, within
+/// `(alpha, beta)` (fail-hard). `buffers` holds one move list per ply left.
+fn win_draw_loss<G: ServedGame>(
+    position: &mut G,
+    mut alpha: i8,
+    beta: i8,
+    buffers: &mut [Vec<Move>],
+) -> i8 {
+    match position.status() {
+        Status::Lost => return -1,
+        Status::Draw => return 0,
+        Status::Ongoing => {}
+    }
+    let Some((moves, rest)) = buffers.split_first_mut() else {
+        return 0;
+    };
+    moves.clear();
+    position.legal_moves(moves);
+    if moves.is_empty() {
+        return 0;
+    }
+    let mut best = -1;
+    for &mv in moves.iter() {
+        position.make(mv);
+        let value = -win_draw_loss(position, -beta, -alpha, rest);
+        position.unmake(mv);
+        if value > best {
+            best = value;
+            alpha = alpha.max(value);
+            if alpha >= beta {
+                break;
+            }
+        }
+    }
+    best
+}
+
+fn wdl_name(value: i8) -> &'static str {
+    match value {
+        1 => "win",
+        0 => "draw",
+        _ => "loss",
+    }
 }
 
 /// The legal moves of a position by their cells.
@@ -398,6 +513,17 @@ fn counters(answer: &Answer, key: &CacheKey, bounds: &Bounds) -> Result<(), Stri
         StopReason::Nodes if key.max_nodes.is_none() => {
             Err("stopped by a node limit nobody set".into())
         }
+        // A full-strength search stops for time only once its deadline, the end of its
+        // window, has passed (a weaker level stops early by design).
+        StopReason::Time
+            if key.style.level == FULL_STRENGTH && answer.elapsed < answer.window / 2 =>
+        {
+            Err(format!(
+                "stopped for time after {} us of a {} ms window",
+                answer.elapsed.as_micros(),
+                answer.window.as_millis()
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -647,6 +773,59 @@ mod tests {
     }
 
     const OCCUPIED: Cell = Cell { row: 5, col: 2 };
+
+    /// A forgery the seven other checks let through: a tic-tac-toe answer that misses a win in one, stopped
+    /// "for time" 22 us into a 1 s window. Each lie is refused on its own.
+    #[test]
+    fn a_tictactoe_answer_missing_a_win_or_stopped_for_time_too_soon_is_refused() {
+        let position =
+            TicTacToe::from_grid(&Grid::parse(&["XX.", "OO.", "..."], 3).unwrap(), None, &())
+                .unwrap();
+        let key = key_for(&position, &(), FULL);
+        let honest = stored_answer(&position, FULL);
+        assert_eq!(honest.best, Cell { row: 0, col: 2 });
+        assert_eq!(check(&honest, &key, &position, &BOUNDS), Ok(()));
+        // A legal move, well formed, that lets O win: only solving the position tells.
+        let corner = Cell { row: 2, col: 2 };
+        let missed = Answer {
+            best: corner,
+            score: 0,
+            proof: None,
+            pv: vec![corner],
+            iterations: Vec::new(),
+            depth: 0,
+            stop_reason: StopReason::Time,
+            elapsed: honest.window,
+            ..honest.clone()
+        };
+        let refusal = check(&missed, &key, &position, &BOUNDS).unwrap_err();
+        assert_eq!(refusal.reason(), "exact", "{refusal}");
+        assert!(refusal.to_string().contains("a win is forced"), "{refusal}");
+        // The winning move, with a proof of a draw.
+        let wrong_proof = Answer {
+            score: 0,
+            proof: Some(Proof {
+                outcome: Outcome::Draw,
+                plies_to_end: 5,
+            }),
+            ..honest.clone()
+        };
+        assert!(check(&wrong_proof, &key, &position, &BOUNDS).is_err());
+        // The right move, but "stopped for time" after 22 us of a 1 s window.
+        let too_soon = Answer {
+            stop_reason: StopReason::Time,
+            elapsed: Duration::from_micros(22),
+            window: Duration::from_secs(1),
+            ..honest.clone()
+        };
+        let refusal = check(&too_soon, &key, &position, &BOUNDS).unwrap_err();
+        assert_eq!(refusal.reason(), "counters", "{refusal}");
+        assert!(refusal.to_string().contains("22 us"), "{refusal}");
+        // A weaker level may miss the win honestly: not held to the exact value.
+        let weak = Asking { level: 3, ..FULL };
+        let weak_key = key_for(&position, &(), weak);
+        assert_eq!(check(&missed, &weak_key, &position, &BOUNDS), Ok(()));
+    }
 
     #[test]
     fn the_issues_forgery_an_occupied_cell_winning_at_once_is_refused() {
