@@ -11,8 +11,8 @@
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
 //! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
-//! - [`root`]: the root's restriction (`searchmoves`, `exclude`) and `multipv`, resolved on
-//!   the asked position.
+//! - [`root`]: the root's restriction (`searchmoves`, `exclude`), resolved on the asked
+//!   position.
 //! - [`levels`]: strength levels, seeds and deterministic answers.
 //! - [`batch`]: batch analyses, their items shared by every replica's idle workers (Redis
 //!   Streams) or queued in process.
@@ -147,7 +147,7 @@ pub struct MoveQuery {
     /// Where to send the search's progress (`Queued`, `Started`, then each iteration), when streamed.
     /// An answer from a cache sends nothing.
     pub progress: Option<progress::ProgressSender>,
-    /// `searchmoves`, `exclude` and `multipv` (the default: every move, one line).
+    /// `searchmoves` and `exclude` (the default: every move).
     pub root: root::RootQuery,
 }
 
@@ -564,8 +564,8 @@ impl Service {
             style,
             root: plan.key(),
         };
-        // The shared cache's values carry no lines and its checks know no root restriction:
-        // such questions are answered by this replica and its own cache only.
+        // The shared cache's checks know no root restriction: a restricted question is
+        // answered by this replica and its own cache only.
         let shareable = cacheable && key.root.is_empty();
         let metrics = &self.inner.metrics;
         let label = GameLabel { game: G::NAME };
@@ -766,7 +766,7 @@ struct Checked<G: ServedGame> {
     grid: Grid,
     position: G,
     style: levels::Style,
-    /// The root's restriction and line count.
+    /// The root's restriction.
     plan: root::RootPlan,
 }
 
