@@ -89,10 +89,6 @@ pub struct MoveRequest {
     /// These moves may not be chosen.
     #[serde(default)]
     pub exclude: Option<MoveListJson>,
-    /// How many best lines to answer with, each with its own line (1 to 16; the range is
-    /// checked by the service).
-    #[serde(default, deserialize_with = "whole::option")]
-    pub multipv: Option<u64>,
 }
 
 impl MoveRequest {
@@ -123,7 +119,6 @@ impl MoveRequest {
             root: crate::service::root::RootQuery {
                 searchmoves: self.searchmoves.map(Into::into),
                 exclude: self.exclude.map(Into::into),
-                multipv: self.multipv,
             },
         }
     }

@@ -38,8 +38,7 @@ pub struct CacheKey {
     pub max_nodes: Option<u64>,
     /// Level, seed and mode: a weakened or deterministic answer is another question.
     pub style: super::levels::Style,
-    /// The root's restriction and line count ([`super::root::RootPlan::key`]); empty for
-    /// every move and one line. A restricted answer never serves another restriction or none.
+    /// The root's restriction ([`super::root::RootPlan::key`]); empty for every move. A restricted answer never serves another restriction or none.
     pub root: String,
 }
 

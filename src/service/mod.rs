@@ -12,8 +12,8 @@
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
 //! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
-//! - [`root`]: the root's restriction (`searchmoves`, `exclude`) and `multipv`, resolved on
-//!   the asked position.
+//! - [`root`]: the root's restriction (`searchmoves`, `exclude`), resolved on the asked
+//!   position.
 //! - [`levels`]: strength levels, seeds and deterministic answers; [`ladder`]: what each level
 //!   means on a rating scale, as measured.
 //! - [`wdl`]: win/draw/loss chances from a score: exact when proven, else a fitted model.
@@ -155,7 +155,7 @@ pub struct MoveQuery {
     pub progress: Option<progress::ProgressSender>,
     /// Who asked, and whether the search yields its worker (a batch item).
     pub caller: caller::Caller,
-    /// `searchmoves`, `exclude` and `multipv` (the default: every move, one line).
+    /// `searchmoves` and `exclude` (the default: every move).
     pub root: root::RootQuery,
 }
 
@@ -572,8 +572,8 @@ impl Service {
             style,
             root: plan.key(),
         };
-        // The shared cache's values carry no lines and its checks know no root restriction:
-        // such questions are answered by this replica and its own cache only.
+        // The shared cache's checks know no root restriction: a restricted question is
+        // answered by this replica and its own cache only.
         let shareable = cacheable && key.root.is_empty();
         let metrics = &self.inner.metrics;
         let label = GameLabel { game: G::NAME };
@@ -778,7 +778,7 @@ struct Checked<G: ServedGame> {
     grid: Grid,
     position: G,
     style: levels::Style,
-    /// The root's restriction and line count.
+    /// The root's restriction.
     plan: root::RootPlan,
 }
 

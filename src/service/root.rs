@@ -1,14 +1,13 @@
-//! What a move request asks of the root beyond its best move: which moves it may choose among
+//! What a move request asks of the root beyond its position: which moves it may choose among
 //! (`searchmoves`: only these; `exclude`: not these, as UCI's `searchmoves` and the "another
-//! move, please" of analysis boards), and how many best lines it wants (`multipv`, UCI's
-//! MultiPV, lichess' `multiPv`).
+//! move, please" of analysis boards).
 //!
 //! The restriction is read like a move list (JSON cells, Connect-4 columns, move names, or one
 //! notation string, [`super::replay`]) and resolved once, on the asked position, into the set
 //! of legal moves left: a move that does not read or is not legal here, or a set with no legal
 //! move left, is refused naming the field. The search gets the set as a
-//! [`RootFilter`], checked at the root only. The set and `multipv` are part of the question,
-//! so both go into the answer cache's key ([`RootQuery::key`]).
+//! [`RootFilter`], checked at the root only. The set is part of the question, so it goes into
+//! the answer cache's key ([`RootPlan::key`]).
 
 use super::ServiceError;
 use super::games::ServedGame;
@@ -17,10 +16,6 @@ use crate::engine::{Move, RootFilter};
 use crate::games::notation::Spot;
 use crate::games::{Cell, Grid};
 
-/// Most lines `multipv` may ask for: more costs depth for every line (each is searched on its
-/// own at every iteration) and is beyond what the anchors offer (lichess 5, UCI GUIs 1-5).
-pub const MAX_MULTIPV: u32 = 16;
-
 /// The request's root options, as the client wrote them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RootQuery {
@@ -28,8 +23,6 @@ pub struct RootQuery {
     pub searchmoves: Option<MoveList>,
     /// These moves may not be chosen.
     pub exclude: Option<MoveList>,
-    /// How many best lines to answer with (`None`: 1, no `lines` in the answer).
-    pub multipv: Option<u64>,
 }
 
 /// The root options resolved on the asked position.
@@ -39,14 +32,12 @@ pub struct RootPlan {
     pub filter: Option<RootFilter>,
     /// Their cells, in cell order (for the cache key).
     pub cells: Vec<Cell>,
-    /// Lines asked for: 1 (no `lines`) to [`MAX_MULTIPV`]; `None` when `multipv` was not given.
-    pub multipv: Option<u32>,
 }
 
 impl RootPlan {
     /// The part of the answer cache's key these options make: empty for a plain question
-    /// (every move, no `multipv`), else the allowed cells (`r.c` in cell order) and the line
-    /// count. No `|` (the Redis key's separator).
+    /// (every move), else the allowed cells (`r.c` in cell order). No `|` (the Redis key's
+    /// separator).
     pub fn key(&self) -> String {
         let mut key = String::new();
         if self.filter.is_some() {
@@ -58,22 +49,7 @@ impl RootPlan {
                 .collect();
             key.push_str(&cells.join(","));
         }
-        if let Some(k) = self.multipv {
-            key.push_str(&format!(";pv{k}"));
-        }
         key
-    }
-}
-
-/// Checks `multipv` alone (a batch's items are checked before any runs).
-pub fn check_multipv(query: &RootQuery) -> Result<Option<u32>, ServiceError> {
-    match query.multipv {
-        None => Ok(None),
-        Some(k) if (1..=u64::from(MAX_MULTIPV)).contains(&k) => Ok(Some(k as u32)),
-        Some(k) => Err(ServiceError::OutOfRange {
-            pointer: "/multipv",
-            message: format!("multipv is {k}; it must be between 1 and {MAX_MULTIPV}"),
-        }),
     }
 }
 
@@ -85,12 +61,10 @@ pub fn resolve<G: ServedGame>(
     position: &G,
     grid: &Grid,
 ) -> Result<RootPlan, ServiceError> {
-    let multipv = check_multipv(query)?;
     if query.searchmoves.is_none() && query.exclude.is_none() {
         return Ok(RootPlan {
             filter: None,
             cells: Vec::new(),
-            multipv,
         });
     }
     let mut legal = Vec::new();
@@ -122,7 +96,6 @@ pub fn resolve<G: ServedGame>(
     Ok(RootPlan {
         filter: Some(RootFilter::new(&allowed)),
         cells,
-        multipv,
     })
 }
 

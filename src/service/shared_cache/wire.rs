@@ -17,7 +17,7 @@ use crate::service::cache::CacheKey;
 use crate::service::{Answer, ForbiddenCell, IterationCell, ScoredCell};
 
 /// Bumped whenever the key or value layout changes (3: `nps` is no longer stored; 4: the
-/// root's restriction and line count end the key).
+/// root's restriction ends the key).
 pub const FORMAT_VERSION: u32 = 4;
 
 /// The Redis key of a question: format and crate versions first, then every part of
