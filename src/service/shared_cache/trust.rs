@@ -34,6 +34,10 @@ use crate::service::{Answer, ForbiddenCell, MAX_DEPTH, ScoredCell};
 /// nodes, and a threat search between its own steps).
 const ELAPSED_SLACK: Duration = Duration::from_secs(1);
 
+/// How far inside its window a full-strength "time" stop may be: the window is measured a
+/// little before the search starts (a deterministic search's table is made in between).
+const EARLY_TIME_STOP: Duration = Duration::from_millis(250);
+
 /// Why a decoded answer is not served. `reason` is the metric label.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
@@ -516,7 +520,9 @@ fn counters(answer: &Answer, key: &CacheKey, bounds: &Bounds) -> Result<(), Stri
         // A full-strength search stops for time only once its deadline, the end of its
         // window, has passed (a weaker level stops early by design).
         StopReason::Time
-            if key.style.level == FULL_STRENGTH && answer.elapsed < answer.window / 2 =>
+            if key.style.level == FULL_STRENGTH
+                && answer.elapsed < answer.window / 2
+                && answer.window - answer.elapsed > EARLY_TIME_STOP =>
         {
             Err(format!(
                 "stopped for time after {} us of a {} ms window",
