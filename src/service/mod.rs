@@ -6,6 +6,7 @@
 //! - [`pool`]: the search worker threads and the admission control that keeps the latency
 //!   promise.
 //! - [`caller`]: who a request is for (its client's identity) and whether it yields its worker.
+//! - [`answer`]: a search's answer with its moves as cells, and how a worker makes one.
 //! - [`cache`]: the answer cache in front of the pool.
 //! - [`shared_cache`]: the answer cache shared by replicas (Redis), behind the local one.
 //! - [`metrics`]: the Prometheus metrics.
@@ -25,6 +26,7 @@
 //! A request whose future is dropped (the client went away) cancels its search through a drop
 //! guard, which frees the worker within a few hundred microseconds.
 
+pub mod answer;
 pub mod batch;
 pub mod cache;
 pub mod caller;
@@ -50,11 +52,13 @@ use serde_json::Value;
 
 use crate::config::{Config, MemorySizing};
 use crate::engine::{
-    Algorithm, CancelFlag, Deadline, Move, Proof, Score, SearchLimits, SearchOptions, Side,
-    StopReason, TableStats, TranspositionTable,
+    Algorithm, CancelFlag, Deadline, SearchLimits, SearchOptions, Side, StopReason,
+    TranspositionTable,
 };
 use crate::games::{BoardGame, Cell, Grid, PositionError};
 
+use answer::think;
+pub use answer::{Answer, ForbiddenCell, IterationCell, ScoredCell, Served};
 use cache::{AnswerCache, AskedLimits, CacheKey, CacheTier};
 use games::{GAME_NAMES, GameTask, RulesError, ServedGame, table_caps, with_game};
 use latency::JobTimes;
@@ -161,87 +165,6 @@ pub struct MoveQuery {
 
 /// Default `budget_ms`.
 pub const DEFAULT_BUDGET_MS: u64 = 1000;
-
-/// A root move with its score, for analysis.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScoredCell {
-    pub cell: Cell,
-    pub score: Score,
-    pub proof: Option<Proof>,
-    /// Depth of the search that gave `score` (see [`crate::engine::MoveScore::depth`]).
-    pub depth: u32,
-}
-
-/// A point the rules forbid to a player now (renju: black), for analysis.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ForbiddenCell {
-    pub cell: Cell,
-    /// `double_three`, `double_four` or `overline`.
-    pub reason: &'static str,
-}
-
-/// One completed iteration of iterative deepening.
-#[derive(Clone, Debug, PartialEq)]
-pub struct IterationCell {
-    pub depth: u32,
-    pub nodes: u64,
-    pub score: Score,
-    pub best: Cell,
-}
-
-/// A search's answer, with moves as cells: what the API renders and the cache keeps.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Answer {
-    pub game: &'static str,
-    pub to_move: Side,
-    pub best: Cell,
-    /// Side to move's view; engine scale (proven: ±(1,000,000 − plies to the end)).
-    pub score: Score,
-    pub proof: Option<Proof>,
-    pub depth: u32,
-    pub nodes: u64,
-    pub nps: u64,
-    pub elapsed: Duration,
-    /// The time the search was given: from its start on a worker to its deadline. A queued
-    /// search gets less than its budget; the cache serves it only to budgets it covers.
-    pub window: Duration,
-    pub stop_reason: StopReason,
-    pub table: TableStats,
-    pub fill_permille: u32,
-    pub pv: Vec<Cell>,
-    pub iterations: Vec<IterationCell>,
-    /// Every legal move scored, best first, when asked.
-    pub analysis: Option<Vec<ScoredCell>>,
-    /// With analysis, under rules that forbid points (renju): black's forbidden points now.
-    pub forbidden: Option<Vec<ForbiddenCell>>,
-    /// The level, seed and mode the answer was computed with.
-    pub style: levels::Style,
-}
-
-impl Answer {
-    /// Heap bytes held by the lists (for the cache's byte bound).
-    pub fn heap_bytes(&self) -> usize {
-        self.pv.capacity() * std::mem::size_of::<Cell>()
-            + self.iterations.capacity() * std::mem::size_of::<IterationCell>()
-            + self
-                .analysis
-                .as_ref()
-                .map_or(0, |a| a.capacity() * std::mem::size_of::<ScoredCell>())
-            + self
-                .forbidden
-                .as_ref()
-                .map_or(0, |f| f.capacity() * std::mem::size_of::<ForbiddenCell>())
-    }
-}
-
-/// An answer and whether it came from a cache.
-#[derive(Clone, Debug)]
-pub struct Served {
-    pub answer: Arc<Answer>,
-    pub cached: bool,
-    /// Which cache, when `cached`.
-    pub cached_from: Option<CacheTier>,
-}
 
 /// The searches under way, so that shutdown can stop them all. A std mutex: held for one map
 /// insert or remove per request, never across an `.await`.
@@ -535,12 +458,14 @@ impl Service {
         self.play_on::<G>(query, Runner::Pool).await
     }
 
-    /// [`Service::play`], with the search (if any) run by `runner`.
+    /// [`Service::play`], with the search (if any) run by `runner`. The steps, in order:
+    /// check the question, ask the caches, admit the search, run it, keep the answer.
     async fn play_on<G: ServedGame>(
         &self,
         query: MoveQuery,
         runner: Runner<'_>,
     ) -> Result<Served, ServiceError> {
+        // Step 1. Check the question: limits, rules, board (or move list), level, root moves.
         let Checked {
             asked,
             rules,
@@ -560,6 +485,8 @@ impl Service {
             asked.max_nodes
         };
         let asked = AskedLimits { max_nodes, ..asked };
+
+        // Step 2. The caches: this replica's, then the shared one (Redis, checked on reading).
         let key = CacheKey {
             game: G::NAME,
             rules: G::rules_key(&rules),
@@ -591,6 +518,9 @@ impl Service {
             return Ok(served);
         }
 
+        // Step 3. The search's limits: a budget already spent is a 503 at once; the request's
+        // cancel flag stops the search when the client goes away (or, for a batch item, when
+        // a request that cannot wait needs its worker).
         let times = JobTimes::for_budget(query.arrival, Duration::from_millis(asked.budget_ms));
         let now = Instant::now();
         if now >= times.latest_start {
@@ -635,6 +565,8 @@ impl Service {
             helper_threads: usize::from(spare_core),
             ..SearchOptions::default()
         };
+        // Step 4. The job a worker runs: the search on the game's shared table (a deterministic
+        // search's own fresh one), its progress streamed when asked.
         let shared_table = (!style.deterministic).then(|| self.table_for::<G>());
         let worker_metrics = Arc::clone(metrics);
         let progress = query.progress;
@@ -662,6 +594,8 @@ impl Service {
             }
             answer
         };
+        // Step 5. Admission and the run: the pool admits the job only if it can start in time
+        // (else a 503 now); a review's searches run on the worker it holds.
         let answer = match runner {
             Runner::Pool => {
                 let pending = self.inner.pool.submit_as(times, yielding, job)?;
@@ -685,6 +619,7 @@ impl Service {
                 budget_ms: asked.budget_ms,
             });
         }
+        // Step 6. Count it and keep it: both caches, when the question may be shared.
         metrics
             .search_depth
             .get_or_create(&label)
@@ -835,79 +770,6 @@ impl GameTask for Play<'_> {
 enum Runner<'a> {
     Pool,
     Held(&'a mut pool::Reservation),
-}
-
-/// Runs on a worker: searches and turns engine moves into cells.
-fn think<G: ServedGame>(
-    position: &G,
-    limits: &SearchLimits,
-    options: SearchOptions,
-    table: &TranspositionTable,
-    window: Duration,
-    style: levels::Style,
-) -> Result<Answer, ServiceError> {
-    let report = levels::search_at_level(position, limits, options, table, &style);
-    let best = report.best_move.ok_or(ServiceError::NoMove)?;
-    // The PV's cells are read along the line (a Connect-4 move's landing cell depends on it).
-    let mut walk = position.clone();
-    let mut pv = Vec::with_capacity(report.pv.len());
-    for &mv in &report.pv {
-        pv.push(walk.cell_of(mv));
-        walk.make(mv);
-    }
-    let cell = |mv: Move| position.cell_of(mv);
-    Ok(Answer {
-        game: G::NAME,
-        to_move: position.side_to_move(),
-        best: cell(best),
-        score: report.score,
-        proof: report.proof,
-        depth: report.depth,
-        nodes: report.nodes,
-        nps: report.nodes_per_second(),
-        elapsed: report.elapsed,
-        window,
-        stop_reason: report.stop_reason,
-        table: report.table,
-        fill_permille: table.fill_permille(),
-        pv,
-        iterations: report
-            .iterations
-            .iter()
-            .map(|it| IterationCell {
-                depth: it.depth,
-                nodes: it.nodes,
-                score: it.score,
-                best: cell(it.best_move),
-            })
-            .collect(),
-        analysis: options.analysis.then(|| {
-            report
-                .root_moves
-                .iter()
-                .map(|m| ScoredCell {
-                    cell: cell(m.mv),
-                    score: m.score,
-                    proof: m.proof,
-                    depth: m.depth,
-                })
-                .collect()
-        }),
-        forbidden: options
-            .analysis
-            .then(|| position.forbidden_cells())
-            .flatten()
-            .map(|points| {
-                points
-                    .into_iter()
-                    .map(|(mv, reason)| ForbiddenCell {
-                        cell: cell(mv),
-                        reason,
-                    })
-                    .collect()
-            }),
-        style,
-    })
 }
 
 /// The board in canonical text for the cache key.

@@ -1,0 +1,173 @@
+//! A search's answer with its moves as cells (what the API renders, the caches keep and the
+//! shared cache checks), and how a worker turns the engine's report into one.
+//!
+//! The engine speaks in move codes; everything above the service speaks in cells, read on the
+//! asked position (a Connect-4 move's landing cell, and each principal-variation move's, depend
+//! on the stones below it, so the line is walked move by move).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::ServiceError;
+use super::cache::CacheTier;
+use super::games::ServedGame;
+use super::levels;
+use crate::engine::{
+    Move, Proof, Score, SearchLimits, SearchOptions, Side, StopReason, TableStats,
+    TranspositionTable,
+};
+use crate::games::Cell;
+
+/// A root move with its score, for analysis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoredCell {
+    pub cell: Cell,
+    pub score: Score,
+    pub proof: Option<Proof>,
+    /// Depth of the search that gave `score` (see [`crate::engine::MoveScore::depth`]).
+    pub depth: u32,
+}
+
+/// A point the rules forbid to a player now (renju: black), for analysis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForbiddenCell {
+    pub cell: Cell,
+    /// `double_three`, `double_four` or `overline`.
+    pub reason: &'static str,
+}
+
+/// One completed iteration of iterative deepening.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IterationCell {
+    pub depth: u32,
+    pub nodes: u64,
+    pub score: Score,
+    pub best: Cell,
+}
+
+/// A search's answer, with moves as cells: what the API renders and the cache keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    pub game: &'static str,
+    pub to_move: Side,
+    pub best: Cell,
+    /// Side to move's view; engine scale (proven: ±(1,000,000 − plies to the end)).
+    pub score: Score,
+    pub proof: Option<Proof>,
+    pub depth: u32,
+    pub nodes: u64,
+    pub nps: u64,
+    pub elapsed: Duration,
+    /// The time the search was given: from its start on a worker to its deadline. A queued
+    /// search gets less than its budget; the cache serves it only to budgets it covers.
+    pub window: Duration,
+    pub stop_reason: StopReason,
+    pub table: TableStats,
+    pub fill_permille: u32,
+    pub pv: Vec<Cell>,
+    pub iterations: Vec<IterationCell>,
+    /// Every legal move scored, best first, when asked.
+    pub analysis: Option<Vec<ScoredCell>>,
+    /// With analysis, under rules that forbid points (renju): black's forbidden points now.
+    pub forbidden: Option<Vec<ForbiddenCell>>,
+    /// The level, seed and mode the answer was computed with.
+    pub style: levels::Style,
+}
+
+impl Answer {
+    /// Heap bytes held by the lists (for the cache's byte bound).
+    pub fn heap_bytes(&self) -> usize {
+        self.pv.capacity() * std::mem::size_of::<Cell>()
+            + self.iterations.capacity() * std::mem::size_of::<IterationCell>()
+            + self
+                .analysis
+                .as_ref()
+                .map_or(0, |a| a.capacity() * std::mem::size_of::<ScoredCell>())
+            + self
+                .forbidden
+                .as_ref()
+                .map_or(0, |f| f.capacity() * std::mem::size_of::<ForbiddenCell>())
+    }
+}
+
+/// An answer and whether it came from a cache.
+#[derive(Clone, Debug)]
+pub struct Served {
+    pub answer: Arc<Answer>,
+    pub cached: bool,
+    /// Which cache, when `cached`.
+    pub cached_from: Option<CacheTier>,
+}
+
+/// Runs on a worker: searches and turns engine moves into cells.
+pub(super) fn think<G: ServedGame>(
+    position: &G,
+    limits: &SearchLimits,
+    options: SearchOptions,
+    table: &TranspositionTable,
+    window: Duration,
+    style: levels::Style,
+) -> Result<Answer, ServiceError> {
+    let report = levels::search_at_level(position, limits, options, table, &style);
+    let best = report.best_move.ok_or(ServiceError::NoMove)?;
+    // The PV's cells are read along the line (a Connect-4 move's landing cell depends on it).
+    let mut walk = position.clone();
+    let mut pv = Vec::with_capacity(report.pv.len());
+    for &mv in &report.pv {
+        pv.push(walk.cell_of(mv));
+        walk.make(mv);
+    }
+    let cell = |mv: Move| position.cell_of(mv);
+    Ok(Answer {
+        game: G::NAME,
+        to_move: position.side_to_move(),
+        best: cell(best),
+        score: report.score,
+        proof: report.proof,
+        depth: report.depth,
+        nodes: report.nodes,
+        nps: report.nodes_per_second(),
+        elapsed: report.elapsed,
+        window,
+        stop_reason: report.stop_reason,
+        table: report.table,
+        fill_permille: table.fill_permille(),
+        pv,
+        iterations: report
+            .iterations
+            .iter()
+            .map(|it| IterationCell {
+                depth: it.depth,
+                nodes: it.nodes,
+                score: it.score,
+                best: cell(it.best_move),
+            })
+            .collect(),
+        analysis: options.analysis.then(|| {
+            report
+                .root_moves
+                .iter()
+                .map(|m| ScoredCell {
+                    cell: cell(m.mv),
+                    score: m.score,
+                    proof: m.proof,
+                    depth: m.depth,
+                })
+                .collect()
+        }),
+        forbidden: options
+            .analysis
+            .then(|| position.forbidden_cells())
+            .flatten()
+            .map(|points| {
+                points
+                    .into_iter()
+                    .map(|(mv, reason)| ForbiddenCell {
+                        cell: cell(mv),
+                        reason,
+                    })
+                    .collect()
+            }),
+        style,
+    })
+}
