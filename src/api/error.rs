@@ -431,6 +431,11 @@ impl From<ServiceError> for ApiError {
                 }
             }
             ServiceError::NoMove => ApiError::Internal("the search returned no move".into()),
+            busy @ ServiceError::TreeSlotsBusy { .. } => ApiError::Overloaded {
+                detail: busy.to_string(),
+                retry_after: std::time::Duration::from_secs(1),
+            },
+            failed @ ServiceError::TreeFailed(_) => ApiError::Internal(failed.to_string()),
             ServiceError::RootMove { pointer, reason } => ApiError::unplayable(pointer, reason),
         }
     }

@@ -68,9 +68,6 @@ pub struct AppState {
     /// False once shutdown has begun, so `/readyz` turns load balancers away. An atomic flag:
     /// written once by the signal task, read by handlers.
     pub ready: Arc<AtomicBool>,
-    /// Slots for `POST /tree` evaluations (one per search worker): each holds a body of up to
-    /// `tree_max_body_bytes` and its tree, so their number bounds the memory trees can take.
-    pub tree_slots: Arc<Semaphore>,
     /// Bytes of `/move` bodies being received, one permit a byte (`max_body_bytes_in_flight`):
     /// a body is read only once its declared size fits, so stalled uploads cannot add up.
     pub body_bytes: Arc<Semaphore>,
@@ -85,7 +82,6 @@ impl AppState {
         AppState {
             service,
             batches,
-            tree_slots: Arc::new(Semaphore::new(config.worker_count())),
             body_bytes: Arc::new(Semaphore::new(
                 config
                     .max_body_bytes_in_flight

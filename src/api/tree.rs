@@ -434,39 +434,26 @@ fn build_json_tree(root: JsonNode) -> Result<Tree, TreeRequestError> {
         .map_err(|e| invalid(e, String::from("/tree")))
 }
 
-/// `POST /tree`: reads the body (415, 413 as for every route, with the tree's own size limit),
-/// takes one of the evaluation slots (503 when all are busy) and evaluates off the async
-/// threads, since a 100,000-node tree with a trace takes tens of milliseconds.
+/// `POST /tree`: takes one of the service's evaluation slots (503 when all stay busy), reads
+/// the body (415, 413 as for every route, with the tree's own size limit) and has the service
+/// evaluate it off the async threads ([`crate::service::tree`]).
 pub async fn evaluate(
     axum::extract::State(state): axum::extract::State<super::AppState>,
     request: axum::extract::Request,
 ) -> super::ApiResult<axum::Json<TreeResponse>> {
-    // The slot first, the body after: only as many bodies as slots are ever read at once, so
-    // stalled uploads cannot add up. Waiting for a slot counts against the body's deadline.
+    // The slot first, the body after (see `service::tree`): waiting for a slot counts
+    // against the body's deadline.
     let limit = state.config.tree_max_body_bytes;
     super::json::check_json(&request, limit)?;
     let deadline = super::json::body_deadline(&request, &state);
-    let slots = std::sync::Arc::clone(&state.tree_slots);
-    let permit = match tokio::time::timeout_at(deadline.into(), slots.acquire_owned()).await {
-        Ok(Ok(permit)) => permit,
-        Ok(Err(_)) | Err(_) => {
-            return Err(super::ApiError::Overloaded {
-                detail: format!(
-                    "all {} tree evaluation slots (one per search worker) stayed busy while \
-                     this request waited for one",
-                    state.config.worker_count()
-                ),
-                retry_after: std::time::Duration::from_secs(1),
-            });
-        }
-    };
+    let slot = state.service.tree_slot(deadline).await?;
     let body = super::json::read_json_body(request, limit, deadline).await?;
-    let answer = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        evaluate_tree_body(super::json::without_bom(&body))
-    })
-    .await
-    .map_err(|error| super::ApiError::Internal(format!("tree evaluation failed: {error}")))?;
+    let answer = state
+        .service
+        .evaluate_tree(slot, move || {
+            evaluate_tree_body(super::json::without_bom(&body))
+        })
+        .await?;
     Ok(axum::Json(answer?))
 }
 

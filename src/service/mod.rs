@@ -13,6 +13,7 @@
 //! - [`progress`]: a search's iterations as they complete, for streamed answers.
 //! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
+//! - [`tree`]: when a teaching tree's evaluation gets a place (a slot per search worker).
 //! - [`root`]: the root's restriction (`searchmoves`, `exclude`), resolved on the asked
 //!   position.
 //! - [`levels`]: strength levels, seeds and deterministic answers; [`ladder`]: what each level
@@ -41,6 +42,7 @@ pub mod replay;
 pub mod review;
 pub mod root;
 pub mod shared_cache;
+pub mod tree;
 pub mod wdl;
 
 use std::collections::HashMap;
@@ -124,6 +126,16 @@ pub enum ServiceError {
         line: Vec<Cell>,
         notation: crate::games::notation::Notation,
     },
+    /// Every `/tree` evaluation slot (one per search worker) stayed busy while the request
+    /// waited for one.
+    #[error(
+        "all {slots} tree evaluation slots (one per search worker) stayed busy while this \
+         request waited for one"
+    )]
+    TreeSlotsBusy { slots: usize },
+    /// A tree's evaluation ended without a result (its thread panicked).
+    #[error("tree evaluation failed: {0}")]
+    TreeFailed(String),
     /// The engine returned no move for a position it accepted as ongoing.
     #[error("the search returned no move")]
     NoMove,
@@ -229,6 +241,8 @@ struct Inner {
     /// before their next search and answer with what they have. Relaxed: a flag read between
     /// searches, ordering nothing else.
     stopping: std::sync::atomic::AtomicBool,
+    /// The `/tree` evaluations' places, one per search worker.
+    tree_slots: tree::TreeSlots,
 }
 
 /// The move service. Cheap to clone: one `Arc` around state that is itself safe to share.
@@ -273,6 +287,7 @@ impl Service {
                 metrics,
                 active: ActiveSearches::default(),
                 stopping: std::sync::atomic::AtomicBool::new(false),
+                tree_slots: tree::TreeSlots::new(config.worker_count()),
             }),
         })
     }
