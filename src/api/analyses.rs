@@ -219,7 +219,11 @@ fn client_of(headers: &HeaderMap) -> ApiResult<String> {
 pub async fn submit(State(state): State<AppState>, request: Request) -> ApiResult<Response> {
     let client = client_of(request.headers())?;
     let settings = state.batches.settings().clone();
-    let body = read_held_body(request, &state, state.config.batch_max_body_bytes).await?;
+    let limit = super::json::BodyLimit {
+        bytes: state.config.batch_max_body_bytes,
+        setting: "KIBITZ_BATCH_MAX_BODY_BYTES",
+    };
+    let body = read_held_body(request, &state, limit).await?;
     let batch: AnalysesRequest = parse(without_bom(&body))?;
     drop(body);
     // Too many items are refused before any is parsed.

@@ -16,6 +16,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use super::json::BodyLimit;
 use super::vocabulary::{CellJson, Player};
 use crate::games::PositionError;
 use crate::service::ServiceError;
@@ -46,8 +47,8 @@ pub enum ApiError {
     },
     #[error("the body must be JSON (Content-Type: application/json)")]
     UnsupportedMediaType,
-    #[error("the body is larger than {limit} bytes")]
-    PayloadTooLarge { limit: usize },
+    #[error("the body is larger than {} bytes ({})", limit.bytes, limit.setting)]
+    PayloadTooLarge { limit: BodyLimit },
     /// Parses, but cannot be played.
     #[error("{detail}")]
     Unplayable {

@@ -21,6 +21,13 @@ use serde::de::DeserializeOwned;
 use super::error::{ApiError, FieldError};
 use super::{AppState, Arrival};
 
+/// How large a route's body may be, and the setting that says so (named in its 413).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit {
+    pub bytes: usize,
+    pub setting: &'static str,
+}
+
 /// A JSON body of type `T`, with our rejections.
 pub struct ApiJson<T>(pub T);
 
@@ -49,7 +56,11 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
-        let bytes = read_held_body(request, state, state.config.max_body_bytes).await?;
+        let limit = BodyLimit {
+            bytes: state.config.max_body_bytes,
+            setting: "KIBITZ_MAX_BODY_BYTES",
+        };
+        let bytes = read_held_body(request, state, limit).await?;
         parse(without_bom(&bytes)).map(ApiJson)
     }
 }
@@ -60,13 +71,13 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
 pub async fn read_held_body(
     request: Request,
     state: &AppState,
-    limit: usize,
+    limit: BodyLimit,
 ) -> Result<HeldBody, ApiError> {
     {
         let declared = check_json(&request, limit)?;
         // Room for the whole body, as declared (or as large as allowed when not declared),
         // held until it is parsed.
-        let room = declared.unwrap_or(limit as u64);
+        let room = declared.unwrap_or(limit.bytes as u64);
         let _room = u32::try_from(room)
             .ok()
             .and_then(|bytes| {
@@ -152,12 +163,12 @@ fn declared_length(request: &Request) -> Option<u64> {
 
 /// The checks made before a byte of the body is read: 415 unless the content type is JSON,
 /// 413 when the declared length is over `limit`. The declared length, if any.
-pub fn check_json(request: &Request, limit: usize) -> Result<Option<u64>, ApiError> {
+pub fn check_json(request: &Request, limit: BodyLimit) -> Result<Option<u64>, ApiError> {
     if !is_json(request) {
         return Err(ApiError::UnsupportedMediaType);
     }
     let declared = declared_length(request);
-    if declared.is_some_and(|len| len > limit as u64) {
+    if declared.is_some_and(|len| len > limit.bytes as u64) {
         return Err(ApiError::PayloadTooLarge { limit });
     }
     Ok(declared)
@@ -167,7 +178,7 @@ pub fn check_json(request: &Request, limit: usize) -> Result<Option<u64>, ApiErr
 /// soon as the streamed body crosses the limit, 408 when it has not all arrived by the deadline.
 pub async fn read_json_body(
     request: Request,
-    limit: usize,
+    limit: BodyLimit,
     deadline: Instant,
 ) -> Result<Bytes, ApiError> {
     check_json(&request, limit)?;
@@ -175,13 +186,17 @@ pub async fn read_json_body(
 }
 
 /// [`read_json_body`] after [`check_json`].
-async fn read_body(request: Request, limit: usize, deadline: Instant) -> Result<Bytes, ApiError> {
+async fn read_body(
+    request: Request,
+    limit: BodyLimit,
+    deadline: Instant,
+) -> Result<Bytes, ApiError> {
     let started = request
         .extensions()
         .get::<Arrival>()
         .map_or_else(Instant::now, |a| a.0);
     let body: Body = request.into_body();
-    let mut read = std::pin::pin!(Limited::new(body, limit).collect());
+    let mut read = std::pin::pin!(Limited::new(body, limit.bytes).collect());
     // A body that came with its headers is read without starting a timer; one still on its
     // way gets the deadline (whose timeout would also have read a ready body first).
     let read = match (&mut read).now_or_never() {

@@ -144,11 +144,19 @@ mod seed {
         };
         let whole_double = number
             .as_f64()
-            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < super::whole::TWO_TO_64)
+            .filter(|f| (0.0..super::whole::TWO_TO_64).contains(f) && f.fract() == 0.0)
             .map(|f| f as u64);
+        let negative_or_too_large = number.as_f64().is_some_and(|f| f.fract() == 0.0);
         number.as_u64().or(whole_double).map(Some).ok_or_else(|| {
+            // A whole number out of range is a 422 as any other range error (the prefix
+            // tells the extractor); anything else (a fraction) is no seed at all: a 400.
+            let prefix = if negative_or_too_large {
+                super::whole::OUT_OF_RANGE
+            } else {
+                ""
+            };
             D::Error::custom(format!(
-                "invalid seed {number}: expected a whole number from 0 to {}",
+                "{prefix}invalid seed {number}: expected a whole number from 0 to {}",
                 u64::MAX
             ))
         })

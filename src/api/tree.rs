@@ -443,7 +443,10 @@ pub async fn evaluate(
 ) -> super::ApiResult<axum::Json<TreeResponse>> {
     // The slot first, the body after (see `service::tree`): waiting for a slot counts
     // against the body's deadline.
-    let limit = state.config.tree_max_body_bytes;
+    let limit = super::json::BodyLimit {
+        bytes: state.config.tree_max_body_bytes,
+        setting: "KIBITZ_TREE_MAX_BODY_BYTES",
+    };
     super::json::check_json(&request, limit)?;
     let deadline = super::json::body_deadline(&request, &state);
     let slot = state.service.tree_slot(deadline).await?;

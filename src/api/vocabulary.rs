@@ -117,7 +117,7 @@ pub mod whole {
         let value = match number.as_u64() {
             Some(value) => Some(value),
             None => match number.as_f64() {
-                Some(f) if f >= 0.0 && f.fract() == 0.0 => (f < TWO_TO_64).then_some(f as u64),
+                Some(f) if f.fract() == 0.0 => (0.0..TWO_TO_64).contains(&f).then_some(f as u64),
                 _ => {
                     return Err(D::Error::custom(format!(
                         "invalid value: {number}, expected a whole number of at least 0"
@@ -126,12 +126,28 @@ pub mod whole {
             },
         };
         // Never saturate: an error echoing a clamped value would name a number nobody sent.
+        // A whole number outside the field's range (negative, or too large for it) is of the
+        // schema's type: a 422 naming the range, as the service's own range checks are.
         match value.and_then(|v| T::try_from(v).ok()) {
             Some(value) => Ok(Some(value)),
             None => Err(D::Error::custom(format!(
-                "{OUT_OF_RANGE}{number} is larger than this field can be"
+                "{OUT_OF_RANGE}{number} is out of range: it must be a whole number from 0 to {}",
+                largest::<T>()
             ))),
         }
+    }
+
+    /// The largest value of the unsigned type `T` (u8 to u64 and usize).
+    pub fn largest<T: TryFrom<u64>>() -> u64 {
+        [
+            u64::MAX,
+            u64::from(u32::MAX),
+            u64::from(u16::MAX),
+            u64::from(u8::MAX),
+        ]
+        .into_iter()
+        .find(|&max| T::try_from(max).is_ok())
+        .unwrap_or(0)
     }
 }
 

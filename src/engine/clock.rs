@@ -19,6 +19,8 @@ pub struct NodeClock {
     stopped: Option<StopReason>,
     /// Whether time and node limits apply (not during the depth-1 iteration).
     armed: bool,
+    /// Whether the search lowered its own node limit ([`NodeClock::cap_nodes`]).
+    capped: bool,
 }
 
 impl NodeClock {
@@ -29,6 +31,7 @@ impl NodeClock {
             next_check: CHECK_INTERVAL,
             stopped: None,
             armed: false,
+            capped: false,
         }
     }
 
@@ -48,6 +51,20 @@ impl NodeClock {
 
     pub fn is_stopped(&self) -> bool {
         self.stopped.is_some()
+    }
+
+    /// Lowers the node limit to `nodes` (of the whole work) if it is higher: the search's own
+    /// decision that more is not worth it, not the caller's limit.
+    pub fn cap_nodes(&mut self, nodes: u64) {
+        if self.limits.max_nodes.is_none_or(|limit| nodes < limit) {
+            self.limits.max_nodes = Some(nodes);
+            self.capped = true;
+        }
+    }
+
+    /// Whether the node limit is the search's own cap rather than the caller's.
+    pub fn capped(&self) -> bool {
+        self.capped
     }
 
     /// Counts a node without polling (a root, which polls before its iteration instead).

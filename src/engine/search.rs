@@ -20,6 +20,12 @@ use super::table::{
 };
 use super::threads::{HelperWork, lazy_smp};
 
+/// After an analysis proves a win, the other moves get this many times the nodes the proof
+/// took, and at least [`ANALYSIS_AFTER_WIN_MIN_NODES`] (every tic-tac-toe alternative is
+/// proven well within it: a forced win leaves at most 7 empty cells, whose whole iterative minimax analysis is under 60 k nodes).
+const ANALYSIS_AFTER_WIN_FACTOR: u64 = 16;
+const ANALYSIS_AFTER_WIN_MIN_NODES: u64 = 100_000;
+
 /// Which algorithm walks the tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Algorithm {
@@ -269,13 +275,26 @@ impl<'t, G: Game> Searcher<'t, G> {
                     .collect();
             }
             let exact = depth >= exact_depth;
+            // The position's own result is known as soon as its best score is decisive. Analysis
+            // goes on to prove the other moves' scores too, unless the best move is a proven
+            // win: iterative deepening finds the shortest win first, so the move and its score
+            // are final, and what is left (the losing or drawing alternatives' heuristic scores)
+            // is not worth the rest of the budget (a game may never prove them).
             let proven = if self.options.analysis {
                 exact || root_moves.iter().all(|rm| is_decisive(rm.score))
             } else {
                 exact || is_decisive(best.score)
             };
-            // The position's own result is known as soon as its best score is; analysis goes
-            // on to prove the other moves' scores too.
+            if self.options.analysis && !proven && is_decisive(best.score) && best.score > 0 {
+                // The best move is a proven win, the shortest (iterative deepening finds it
+                // first), so the move and its score are final; only the other moves' scores
+                // can still improve, and a game may never prove them. They get a bounded
+                // share more of the work, enough to prove every tic-tac-toe alternative,
+                // not the rest of a long budget.
+                let allowance = (self.clock.nodes() * ANALYSIS_AFTER_WIN_FACTOR)
+                    .max(ANALYSIS_AFTER_WIN_MIN_NODES);
+                self.clock.cap_nodes(self.clock.nodes() + allowance);
+            }
             report.proof = self.proof_of(best.score, depth, exact_depth);
             if proven {
                 report.stop_reason = StopReason::Proven;
@@ -284,6 +303,10 @@ impl<'t, G: Game> Searcher<'t, G> {
             if depth == max_depth {
                 report.stop_reason = StopReason::Depth;
             }
+        }
+        if report.stop_reason == StopReason::Nodes && self.clock.capped() {
+            // Stopped by the allowance after a proven win: the result is proven.
+            report.stop_reason = StopReason::Proven;
         }
         report.nodes = self.clock.nodes();
         report

@@ -97,7 +97,8 @@ pub fn resolve(asked: &PlayStyle) -> Result<Style, ServiceError> {
 }
 
 /// A seed nobody asked for: the standard library's random hasher keys (random per process and
-/// different for every `RandomState`), over the clock.
+/// different for every `RandomState`), over the clock; below 2^53, so that a JavaScript
+/// client (the playground) reads it as the exact number it was and can replay it.
 fn fresh_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -106,8 +107,11 @@ fn fresh_seed() -> u64 {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64),
     );
-    hasher.finish()
+    hasher.finish() >> (64 - DRAWN_SEED_BITS)
 }
+
+/// Drawn seeds have this many bits: every one is a safe integer in JavaScript.
+pub const DRAWN_SEED_BITS: u32 = 53;
 
 /// The node limit of a deterministic search: `max_nodes` if given, else the budget at the
 /// game's fixed rate (at least one node per millisecond).

@@ -226,3 +226,33 @@ async fn a_weakened_level_plays_a_listed_move_with_its_listed_score() {
         assert_eq!(listed["score"], reply.body["score"], "{request}");
     }
 }
+
+#[tokio::test]
+async fn an_analysis_whose_best_move_is_a_proven_win_stops_without_spending_its_budget() {
+    // X makes five at i9 (its four is closed at e9); no other move of X's wins or loses by
+    // force within reach, so the other 216 moves are never all proven. Before: the analysis
+    // searched its whole budget (1.3 M nodes, 1 s) after proving the win at depth 1.
+    let mut board = vec!["...............".to_string(); 15];
+    board[6] = "...OXXXX.......".into();
+    board[7] = "....OO.........".into();
+    board[8] = "..........O....".into();
+    let request = json!({"game": "gomoku", "board": board, "budget_ms": 10_000, "analysis": true});
+    let reply = post_move(&state(), request.clone()).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let body = &reply.body;
+    assert_eq!(body["move"]["notation"], "i9", "{body}");
+    assert_eq!(
+        (&body["outcome"], &body["plies_to_end"]),
+        (&json!("win"), &json!(1))
+    );
+    assert_eq!(body["stop_reason"], "proven", "{body}");
+    // The allowance after the proof is 100,000 nodes (16 times the proof's, at least that),
+    // polled every 1,024: the whole search stays near it, far from 10 s of search.
+    let nodes = body["nodes"].as_u64().unwrap();
+    assert!(nodes < 150_000, "{nodes} nodes after a win in one");
+    assert_agrees(&request, body);
+    assert!(
+        body["analysis"].as_array().unwrap().len() > 200,
+        "every legal move is still listed"
+    );
+}

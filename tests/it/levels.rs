@@ -337,6 +337,13 @@ async fn a_seed_replays_the_same_choice_and_an_unseeded_answer_names_its_seed() 
     );
     let unseeded = ok(&state(), with(request.clone(), json!({"level": 2}))).await;
     let seed = unseeded["seed"].as_u64().expect("the seed drawn for it");
+    // A drawn seed is a safe integer in JavaScript, so the playground can replay it (a
+    // 64-bit draw is above 2^53 but once in 2,048).
+    for _ in 0..20 {
+        let drawn = ok(&state(), with(request.clone(), json!({"level": 2}))).await;
+        let drawn = drawn["seed"].as_u64().expect("the seed drawn for it");
+        assert!(drawn < 1 << 53, "seed {drawn} is not exact in JavaScript");
+    }
     let replay = ok(
         &uncached(1),
         with(request, json!({"level": 2, "seed": seed})),
@@ -418,22 +425,21 @@ async fn problem(request: Value, status: u16, pointer: &str) {
 #[tokio::test]
 async fn bad_levels_seeds_and_modes_are_clear_problems() {
     let base = tictactoe(&["...", "...", "..."]);
-    for level in [json!(0), json!(11), json!(1_000_000_000_000u64)] {
+    // A whole number out of range is a 422 whatever its sign or size; what is no whole
+    // number at all is a 400.
+    for level in [json!(0), json!(11), json!(1_000_000_000_000u64), json!(-1)] {
         problem(with(base.clone(), json!({"level": level})), 422, "/level").await;
     }
-    for level in [json!(-1), json!(2.5), json!("3"), json!(true)] {
+    for level in [json!(2.5), json!("3"), json!(true)] {
         problem(with(base.clone(), json!({"level": level})), 400, "/level").await;
     }
-    for seed in [
-        json!(-1),
-        json!(1.5),
-        json!("7"),
-        json!(18446744073709551616.0),
-    ] {
+    let huge: Value = serde_json::from_str("18446744073709551616").unwrap();
+    for seed in [json!(-1), json!(18446744073709551616.0), huge] {
+        problem(with(base.clone(), json!({"seed": seed})), 422, "/seed").await;
+    }
+    for seed in [json!(1.5), json!("7")] {
         problem(with(base.clone(), json!({"seed": seed})), 400, "/seed").await;
     }
-    let huge: Value = serde_json::from_str("18446744073709551616").unwrap();
-    problem(with(base.clone(), json!({"seed": huge})), 400, "/seed").await;
     for mode in [json!("yes"), json!(1), json!(null)] {
         problem(
             with(base.clone(), json!({"deterministic": mode})),

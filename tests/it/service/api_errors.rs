@@ -116,6 +116,10 @@ async fn a_declared_body_over_the_limit_is_413_before_reading() {
         .unwrap();
     let reply = send(app(state), request).await;
     assert_problem(&reply, 413);
+    assert_eq!(
+        detail(&reply),
+        "the body is larger than 100 bytes (KIBITZ_MAX_BODY_BYTES)"
+    );
 }
 
 #[tokio::test]
@@ -132,6 +136,36 @@ async fn a_streamed_body_over_the_limit_is_413() {
         .unwrap();
     let reply = send(app(state), request).await;
     assert_problem(&reply, 413);
+    assert_eq!(
+        detail(&reply),
+        "the body is larger than 100 bytes (KIBITZ_MAX_BODY_BYTES)"
+    );
+}
+
+#[tokio::test]
+async fn each_route_s_413_names_its_own_setting() {
+    let config = Config {
+        tree_max_body_bytes: 200,
+        batch_max_body_bytes: 300,
+        ..Config::for_tests()
+    };
+    let state = state_with(config);
+    for (path, setting, limit) in [
+        ("/tree", "KIBITZ_TREE_MAX_BODY_BYTES", 200),
+        ("/analyses", "KIBITZ_BATCH_MAX_BODY_BYTES", 300),
+    ] {
+        let request = Request::post(path)
+            .header("content-type", "application/json")
+            .header("content-length", "1000000")
+            .body(Body::empty())
+            .unwrap();
+        let reply = send(app(state.clone()), request).await;
+        assert_problem(&reply, 413);
+        assert_eq!(
+            detail(&reply),
+            format!("the body is larger than {limit} bytes ({setting})")
+        );
+    }
 }
 
 #[tokio::test]
@@ -332,12 +366,26 @@ async fn a_number_too_large_for_its_field_is_refused_as_sent_not_clamped() {
             "{field}: {}",
             detail(&reply)
         );
+        // The number is named as sent, never as a clamped value, and the range is given.
         assert!(
-            !detail(&reply).contains("18446744073709551615")
-                && !detail(&reply).contains("4294967295"),
+            !detail(&reply).contains("is 18446744073709551615")
+                && !detail(&reply).contains("is 4294967295"),
             "{field}: {}",
             detail(&reply)
         );
+        assert!(
+            detail(&reply).contains("it must be a whole number from 0 to "),
+            "{field}: {}",
+            detail(&reply)
+        );
+    }
+    // A negative whole number is out of range as 0 is (both 422), not malformed; a fraction
+    // is no whole number at all (400).
+    for (sent, status) in [(json!(-1), 422), (json!(0), 422), (json!(-1.5), 400)] {
+        let body = json!({"game": "tictactoe", "board": ["...", "...", "..."], "budget_ms": sent});
+        let reply = post_move(&state, body).await;
+        assert_problem(&reply, status);
+        assert_eq!(pointer(&reply), "/budget_ms", "{sent}");
     }
 }
 
