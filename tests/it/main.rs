@@ -65,5 +65,6 @@ mod search_limits;
 mod service;
 mod shared_cache;
 mod sse_client;
+mod tictactoe_oracle;
 mod tictactoe_perfect;
 mod wdl;

@@ -3,69 +3,21 @@
 //! best exact value among the allowed moves; bad lists are 422s naming the field; the answer
 //! cache keeps a restricted question apart from the plain one.
 
-use std::collections::HashMap;
-
 use serde_json::{Value, json};
 
 use crate::boards::board;
 use crate::service::common::*;
+use crate::tictactoe_oracle::{Memo, move_value, unfinished_positions};
 use kibitz::engine::{
-    Game, Move, RootFilter, SearchLimits, SearchOptions, Status, TranspositionTable, WIN, search,
+    Game, Move, RootFilter, SearchLimits, SearchOptions, TranspositionTable, search,
 };
-use kibitz::games::tictactoe::TicTacToe;
-
-/// The exact value of `position` (mate convention, side to move), memoised by its key.
-fn exact(position: &mut TicTacToe, memo: &mut HashMap<u64, i32>) -> i32 {
-    match position.status() {
-        Status::Lost => return -WIN,
-        Status::Draw => return 0,
-        Status::Ongoing => {}
-    }
-    if let Some(&v) = memo.get(&position.hash()) {
-        return v;
-    }
-    let mut moves = Vec::new();
-    position.legal_moves(&mut moves);
-    let best = moves
-        .into_iter()
-        .map(|mv| move_value(position, mv, memo))
-        .max()
-        .unwrap_or(0);
-    memo.insert(position.hash(), best);
-    best
-}
-
-/// The exact value of playing `mv` in `position`, for the side that plays it.
-fn move_value(position: &mut TicTacToe, mv: Move, memo: &mut HashMap<u64, i32>) -> i32 {
-    position.make(mv);
-    let child = -exact(position, memo);
-    position.unmake(mv);
-    // One ply further from the end.
-    child - child.signum()
-}
-
-fn unfinished(position: &mut TicTacToe, seen: &mut HashMap<u64, TicTacToe>) {
-    if position.status() != Status::Ongoing || seen.contains_key(&position.hash()) {
-        return;
-    }
-    seen.insert(position.hash(), position.clone());
-    let mut moves = Vec::new();
-    position.legal_moves(&mut moves);
-    for mv in moves {
-        position.make(mv);
-        unfinished(position, seen);
-        position.unmake(mv);
-    }
-}
 
 #[test]
 fn tictactoe_restricted_roots_answer_the_best_exact_value_among_the_allowed_moves() {
-    let mut seen = HashMap::new();
-    unfinished(&mut TicTacToe::new(), &mut seen);
-    let mut memo = HashMap::new();
+    let mut memo = Memo::new();
     let table = TranspositionTable::with_megabytes(1);
     let mut checked = 0;
-    for position in seen.values() {
+    for position in &unfinished_positions() {
         let mut legal = Vec::new();
         position.legal_moves(&mut legal);
         let mut walk = position.clone();

@@ -1,78 +1,24 @@
 //! Tic-tac-toe is solved: over every reachable unfinished position, the engine's move keeps the
 //! game value, wins as fast as possible, and the proof it reports is the true one.
 
-use std::collections::HashMap;
-
 use kibitz::engine::{
-    Algorithm, Game, Outcome, SearchLimits, SearchOptions, Status, StopReason, TranspositionTable,
-    WIN, search,
+    Algorithm, Outcome, SearchLimits, SearchOptions, StopReason, TranspositionTable, WIN, search,
 };
 use kibitz::games::tictactoe::TicTacToe;
 
-/// Value by brute force, memoised by the exact key: mate convention relative to `position`.
-fn true_value(position: &mut TicTacToe, memo: &mut HashMap<u64, i32>) -> i32 {
-    match position.status() {
-        Status::Lost => return -WIN,
-        Status::Draw => return 0,
-        Status::Ongoing => {}
-    }
-    if let Some(&v) = memo.get(&position.hash()) {
-        return v;
-    }
-    let mut moves = Vec::new();
-    position.legal_moves(&mut moves);
-    let mut best = i32::MIN;
-    for mv in moves {
-        position.make(mv);
-        let child = -true_value(position, memo);
-        position.unmake(mv);
-        // One ply further from the end: a win gets one ply later, a loss too.
-        let v = if child > 0 {
-            child - 1
-        } else if child < 0 {
-            child + 1
-        } else {
-            0
-        };
-        best = best.max(v);
-    }
-    memo.insert(position.hash(), best);
-    best
-}
-
-fn reachable_unfinished(position: &mut TicTacToe, seen: &mut HashMap<u64, TicTacToe>) {
-    if position.status() != Status::Ongoing || seen.contains_key(&position.hash()) {
-        return;
-    }
-    seen.insert(position.hash(), position.clone());
-    let mut moves = Vec::new();
-    position.legal_moves(&mut moves);
-    for mv in moves {
-        position.make(mv);
-        reachable_unfinished(position, seen);
-        position.unmake(mv);
-    }
-}
-
-fn all_positions() -> Vec<TicTacToe> {
-    let mut seen = HashMap::new();
-    reachable_unfinished(&mut TicTacToe::new(), &mut seen);
-    let mut positions: Vec<_> = seen.into_values().collect();
-    positions.sort_by_key(|p| p.hash());
-    positions
-}
+use crate::tictactoe_oracle::{Memo, exact, move_value, unfinished_positions};
 
 #[test]
 fn there_are_4520_reachable_unfinished_positions() {
-    assert_eq!(all_positions().len(), 4520);
+    assert_eq!(unfinished_positions().len(), 4520);
 }
 
 #[test]
 fn every_move_keeps_the_game_value_and_wins_fastest() {
     let table = TranspositionTable::with_megabytes(4);
-    let mut memo = HashMap::new();
-    for mut position in all_positions() {
-        let value = true_value(&mut position, &mut memo);
+    let mut memo = Memo::new();
+    for mut position in unfinished_positions() {
+        let value = exact(&mut position, &mut memo);
         let report = search(
             &position,
             &SearchLimits::default(),
@@ -80,16 +26,7 @@ fn every_move_keeps_the_game_value_and_wins_fastest() {
             &table,
         );
         let mv = report.best_move.expect("an unfinished position has a move");
-        position.make(mv);
-        let child = -true_value(&mut position, &mut memo);
-        position.unmake(mv);
-        let after = if child > 0 {
-            child - 1
-        } else if child < 0 {
-            child + 1
-        } else {
-            0
-        };
+        let after = move_value(&mut position, mv, &mut memo);
         assert_eq!(after, value, "move {mv:?} worsens {position:?}");
         assert_eq!(report.stop_reason, StopReason::Proven);
         let proof = report.proof.expect("tic-tac-toe is always proven");
