@@ -23,6 +23,15 @@ impl Outcome {
             Outcome::Draw => "draw",
         }
     }
+
+    /// The same result for the other side.
+    pub fn flipped(self) -> Outcome {
+        match self {
+            Outcome::Win => Outcome::Loss,
+            Outcome::Loss => Outcome::Win,
+            Outcome::Draw => Outcome::Draw,
+        }
+    }
 }
 
 /// A proven result: who wins and when the game ends.

@@ -54,6 +54,12 @@ pub trait ServedGame: BoardGame {
         usize::MAX
     }
 
+    /// This position's exact result when a table knows it without a search (Connect-4's
+    /// opening book); an answer read back from Redis is checked against it. None by default.
+    fn known_result(&self) -> Option<crate::engine::Proof> {
+        None
+    }
+
     /// Reads the request's `rules` object (`None` when absent or null).
     fn parse_rules(rules: Option<&Value>) -> Result<Self::Rules, RulesError>;
 
@@ -429,6 +435,10 @@ impl ServedGame for Connect4 {
 
     fn win_length(_rules: &()) -> usize {
         4
+    }
+
+    fn known_result(&self) -> Option<crate::engine::Proof> {
+        self.book_proof()
     }
 
     fn parse_rules(rules: Option<&Value>) -> Result<(), RulesError> {

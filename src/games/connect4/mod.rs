@@ -126,6 +126,13 @@ impl Connect4 {
         &self.geometry
     }
 
+    /// The exact result of this position for its side to move when the opening book holds it
+    /// (the standard board, at most 8 discs or exactly 12): no search, a look-up.
+    pub fn book_proof(&self) -> Option<Proof> {
+        let value = STANDARD_BOOK.value(&self.geometry, &self.position)?;
+        Some(self.engine_score(value).1)
+    }
+
     /// Engine score and proof of a solver value (Pons' units) for a game `moves` plies in.
     fn engine_score(&self, value: i32) -> (Score, Proof) {
         let plies = distance_to_end(value, self.position.moves, self.geometry.cells());

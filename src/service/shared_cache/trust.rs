@@ -16,7 +16,9 @@
 //! them, and a full-strength search stops for time only at the end of its window. A position
 //! small enough to solve at once (at most `EXACT_PLIES`, 9, plies left: every tic-tac-toe
 //! position) is solved, and a full-strength answer must play a best move and prove the
-//! position's value. Elsewhere what cannot be checked without searching again is the quality
+//! position's value; where the game knows a position's result from a table (Connect-4's
+//! opening book: the standard board's positions of at most 8 discs), a full-strength answer
+//! must prove that result and its move must keep it. Elsewhere what cannot be checked without searching again is the quality
 //! of a legal move: a forged answer can still be a poor one, which is why Redis also wants a
 //! password and a network policy (docs/operations.md, "A cache shared by replicas").
 
@@ -127,6 +129,62 @@ pub fn check<G: ServedGame>(
     }
     counters(answer, key, bounds).map_err(Refusal::Counters)?;
     exact(answer, key, position, &root).map_err(Refusal::Exact)?;
+    known(answer, key, position, &root).map_err(Refusal::Exact)?;
+    Ok(())
+}
+
+/// Whether `key` asks for a full-strength search that may run to the end of the game: one
+/// held to the position's true value (a weaker level, or a depth or node limit short of the
+/// end, may honestly play worse).
+fn held_to_the_truth<G: ServedGame>(key: &CacheKey, position: &G) -> bool {
+    key.style.level == FULL_STRENGTH
+        && key.max_nodes.is_none()
+        && key
+            .max_depth
+            .is_none_or(|depth| depth >= position.max_remaining_plies())
+}
+
+/// Where the game knows the position's result without a search (Connect-4's opening book:
+/// a look-up), a full-strength answer must prove exactly that result, and its move must keep
+/// it wherever the book knows the position after the move too.
+fn known<G: ServedGame>(
+    answer: &Answer,
+    key: &CacheKey,
+    position: &G,
+    root: &LegalCells,
+) -> Result<(), String> {
+    let Some(truth) = position.known_result() else {
+        return Ok(());
+    };
+    if !held_to_the_truth(key, position) {
+        return Ok(());
+    }
+    if answer.proof != Some(truth) {
+        return Err(format!(
+            "it proves {:?} where the book knows a {} in {}",
+            answer.proof.map(|p| (p.outcome.as_str(), p.plies_to_end)),
+            truth.outcome.as_str(),
+            truth.plies_to_end
+        ));
+    }
+    let Some(best) = root.get(answer.best) else {
+        return Err("the best move is not legal".into());
+    };
+    let mut after = position.clone();
+    after.make(best);
+    if let Some(reply) = after.known_result() {
+        let kept = reply.outcome == truth.outcome.flipped()
+            && reply.plies_to_end + 1 == truth.plies_to_end;
+        if !kept {
+            return Err(format!(
+                "its move leads to a {} in {} for the opponent, where the book knows a {} in {}",
+                reply.outcome.as_str(),
+                reply.plies_to_end,
+                truth.outcome.as_str(),
+                truth.plies_to_end
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -146,11 +204,7 @@ fn exact<G: ServedGame>(
     root: &LegalCells,
 ) -> Result<(), String> {
     let remaining = position.max_remaining_plies();
-    if remaining > EXACT_PLIES
-        || key.style.level != FULL_STRENGTH
-        || key.max_nodes.is_some()
-        || key.max_depth.is_some_and(|depth| depth < remaining)
-    {
+    if remaining > EXACT_PLIES || !held_to_the_truth(key, position) {
         return Ok(());
     }
     let Some(best) = root.get(answer.best) else {
@@ -779,6 +833,51 @@ mod tests {
     }
 
     const OCCUPIED: Cell = Cell { row: 5, col: 2 };
+
+    /// Connect-4's opening book knows the empty board's value (a first-player win in 41) and
+    /// every child's: a well-formed forgery that plays a losing column, or proves the wrong
+    /// result with the right one, is refused without a search.
+    #[test]
+    fn a_connect4_answer_the_opening_book_contradicts_is_refused() {
+        let position = Connect4::new();
+        let key = key_for(&position, &(), FULL);
+        let honest = stored_answer(&position, FULL);
+        assert_eq!(honest.best, Cell { row: 5, col: 3 });
+        assert_eq!(check(&honest, &key, &position, &BOUNDS), Ok(()));
+        let edge = Cell { row: 5, col: 0 };
+        let losing_move = Answer {
+            best: edge,
+            pv: vec![edge],
+            iterations: Vec::new(),
+            ..honest.clone()
+        };
+        let refusal = check(&losing_move, &key, &position, &BOUNDS).unwrap_err();
+        assert_eq!(refusal.reason(), "exact", "{refusal}");
+        assert!(refusal.to_string().contains("book"), "{refusal}");
+        let drawn = Answer {
+            score: 0,
+            proof: Some(Proof {
+                outcome: Outcome::Draw,
+                plies_to_end: 42,
+            }),
+            pv: vec![honest.best],
+            iterations: Vec::new(),
+            ..honest.clone()
+        };
+        let refusal = check(&drawn, &key, &position, &BOUNDS).unwrap_err();
+        assert_eq!(refusal.reason(), "exact", "{refusal}");
+        // A weaker level may play the edge honestly: not held to the book.
+        let weak = Asking { level: 3, ..FULL };
+        let weak_key = key_for(&position, &(), weak);
+        let weak_losing = Answer {
+            style: style_of(weak),
+            ..losing_move
+        };
+        assert_ne!(
+            check(&weak_losing, &weak_key, &position, &BOUNDS).map_err(|r| r.reason()),
+            Err("exact")
+        );
+    }
 
     /// A forgery the seven other checks let through: a tic-tac-toe answer that misses a win in one, stopped
     /// "for time" 22 us into a 1 s window. Each lie is refused on its own.
