@@ -94,7 +94,19 @@ struct Coordinate(usize);
 
 impl<'de> Deserialize<'de> for Coordinate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        whole::required(deserializer).map(Coordinate)
+        // A negative coordinate names no cell at all (a 400, as a negative column does),
+        // where a number too large is a cell off the board (a 422, as row 99 is).
+        let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
+            return Err(de::Error::custom("expected a whole number, not null"));
+        };
+        if number.as_f64().is_some_and(|f| f < 0.0) {
+            return Err(de::Error::custom(format!(
+                "invalid value: {number}, expected a whole number of at least 0"
+            )));
+        }
+        whole::required(serde_json::Value::Number(number))
+            .map(Coordinate)
+            .map_err(de::Error::custom)
     }
 }
 
