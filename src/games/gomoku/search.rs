@@ -34,7 +34,7 @@
 use std::time::Instant;
 
 use super::Gomoku;
-use super::patterns::{FIVE, FOUR, OPEN_FOUR};
+use super::patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
 use super::vcf::{MAX_FOURS, VcfLimits, VcfSolver};
 use super::wincheck::Verdict;
 use crate::engine::clock::NodeClock;
@@ -108,6 +108,47 @@ pub struct MainSearch<'t> {
     /// The first iteration's depth: 1 on the calling thread, 2 on a Lazy SMP helper (staggered
     /// depths make the threads fill the table with different subtrees).
     first_depth: u32,
+    /// Where the nodes go, logged at debug level when the search ends (plain counters: they
+    /// change nothing the search does).
+    counts: NodeCounts,
+    /// The parent's kind x 6 + the class of the move that led to the node being entered (for
+    /// `counts.entered`).
+    incoming: usize,
+}
+
+/// The kinds of node that reach the move loop: the opponent has a four, an open three, or
+/// neither.
+const KIND_FOUR: usize = 0;
+const KIND_THREE: usize = 1;
+const KIND_QUIET: usize = 2;
+/// The classes of a move searched: the mover's four (or five), the mover's open three, a cell
+/// where the opponent would make a four, another double-threat shape, anything else; and the
+/// root's moves.
+const MOVE_FOUR: usize = 0;
+const MOVE_THREE: usize = 1;
+const MOVE_BLOCK: usize = 2;
+const MOVE_SHAPE: usize = 3;
+const MOVE_QUIET: usize = 4;
+const MOVE_ROOT: usize = 5;
+
+/// Node counters by kind and by the move that led there.
+#[derive(Debug, Default, Clone, Copy)]
+struct NodeCounts {
+    /// Nodes reaching the move loop, by kind.
+    move_loop: [u64; 3],
+    /// Nodes entered (every call of `node`), by the kind of the parent and the class of the
+    /// move that led there (the root's children under `[KIND_QUIET][MOVE_ROOT]`).
+    entered: [[u64; 6]; 3],
+    /// Horizon calls, VCF runs there, and VCF wins.
+    horizons: u64,
+    vcf_runs: u64,
+    vcf_wins: u64,
+    /// Nodes ended by the static win test, and by the table.
+    static_verdicts: u64,
+    table_cuts: u64,
+    /// Moves searched at quiet nodes by class, and how many of them were reduced.
+    quiet_searched: [u64; 5],
+    quiet_reduced: [u64; 5],
 }
 
 /// Searches `pos` under `limits` with `helpers` extra threads (Lazy SMP, [`lazy_smp`]: the
@@ -170,6 +211,26 @@ impl<'t> MainSearch<'t> {
             iteration_depth: 1,
             reductions,
             first_depth: 1,
+            counts: NodeCounts::default(),
+            incoming: KIND_QUIET * 6 + MOVE_ROOT,
+        }
+    }
+
+    /// The class of a move (before it is made), for the counters.
+    fn move_class(&self, mv: Move) -> usize {
+        let cell = mv.index();
+        let me = self.pos.side_to_move().index();
+        let board = &self.pos.board;
+        if board.best_level(cell, me) >= FOUR {
+            MOVE_FOUR
+        } else if board.best_level(cell, me) >= OPEN_THREE {
+            MOVE_THREE
+        } else if board.best_level(cell, 1 - me) >= FOUR {
+            MOVE_BLOCK
+        } else if self.pos.is_tactical(cell) {
+            MOVE_SHAPE
+        } else {
+            MOVE_QUIET
         }
     }
 
@@ -235,6 +296,14 @@ impl<'t> MainSearch<'t> {
             }
         }
         report.nodes = self.nodes();
+        tracing::debug!(
+            target: "kibitz::gomoku::search",
+            depth = report.depth,
+            main_nodes = self.clock.nodes(),
+            horizon_vcf_nodes = self.vcf.nodes(),
+            counts = ?self.counts,
+            "main search finished"
+        );
         report.table = self.stats;
         report.elapsed = start.elapsed();
         report
@@ -275,12 +344,14 @@ impl<'t> MainSearch<'t> {
         let mut best_score = -INFINITY;
         for i in 0..root.len() {
             let mv = root[i].0;
+            self.incoming = KIND_QUIET * 6 + MOVE_ROOT;
             self.pos.make(mv);
             let score = if i == 0 {
                 -self.node(depth - 1, 1, -beta, -alpha)
             } else {
                 let s = -self.node(depth - 1, 1, -alpha - 1, -alpha);
                 if s > alpha && !self.clock.is_stopped() {
+                    self.incoming = KIND_QUIET * 6 + MOVE_ROOT;
                     -self.node(depth - 1, 1, -beta, -alpha)
                 } else {
                     s
@@ -340,9 +411,12 @@ impl<'t> MainSearch<'t> {
     fn horizon(&mut self, ply: usize) -> Score {
         let me = self.pos.side_to_move().index();
         let count = &self.pos.board.level_count[me];
-        if count[FOUR as usize] + count[OPEN_FOUR as usize] > 0
-            && self.vcf.solve(&mut self.pos, &self.vcf_limits)
-        {
+        self.counts.horizons += 1;
+        if count[FOUR as usize] + count[OPEN_FOUR as usize] > 0 && {
+            self.counts.vcf_runs += 1;
+            self.vcf.solve(&mut self.pos, &self.vcf_limits)
+        } {
+            self.counts.vcf_wins += 1;
             return WIN - (ply + self.vcf.line_len()) as Score;
         }
         self.pos.evaluate()
@@ -355,6 +429,7 @@ impl<'t> MainSearch<'t> {
             return 0;
         }
         self.pv.clear(ply);
+        self.counts.entered[self.incoming / 6][self.incoming % 6] += 1;
 
         // Step 2. Game over, or a five to play now.
         match self.pos.status() {
@@ -364,13 +439,20 @@ impl<'t> MainSearch<'t> {
         }
         match self.pos.static_verdict() {
             Some(Verdict::WinIn(1)) => {
+                self.counts.static_verdicts += 1;
                 if let Some(mv) = self.pos.immediate_win() {
                     self.pv.set_single(ply, mv);
                 }
                 return WIN - (ply as Score + 1);
             }
-            Some(Verdict::WinIn(plies)) => return WIN - (ply as Score + plies as Score),
-            Some(Verdict::LossIn(plies)) => return -(WIN - (ply as Score + plies as Score)),
+            Some(Verdict::WinIn(plies)) => {
+                self.counts.static_verdicts += 1;
+                return WIN - (ply as Score + plies as Score);
+            }
+            Some(Verdict::LossIn(plies)) => {
+                self.counts.static_verdicts += 1;
+                return -(WIN - (ply as Score + plies as Score));
+            }
             None => {}
         }
         let must_block = self.pos.must_answer_threat();
@@ -408,6 +490,7 @@ impl<'t> MainSearch<'t> {
                     Bound::Upper => score <= alpha,
                 };
                 if cutoff {
+                    self.counts.table_cuts += 1;
                     return score;
                 }
             }
@@ -448,6 +531,14 @@ impl<'t> MainSearch<'t> {
         let extension = i32::from(
             must_block && moves.len() == 1 && ply < self.iteration_depth as usize + EXTENSION_PLIES,
         );
+        let kind = if must_block {
+            KIND_FOUR
+        } else if quiet {
+            KIND_QUIET
+        } else {
+            KIND_THREE
+        };
+        self.counts.move_loop[kind] += 1;
 
         // Step 8. Search them: prune and reduce quiet moves, PVS for the rest.
         let original_alpha = alpha;
@@ -466,7 +557,12 @@ impl<'t> MainSearch<'t> {
                 break;
             }
             let tactical = !quiet || self.pos.is_tactical(mv.index());
-            if quiet && !tactical && searched > 0 && best > -MATE_BOUND {
+            let class = self.move_class(mv);
+            // Quiet moves are pruned and reduced; threat moves never. Reducing the mover's own
+            // fours and open threes here cut the nodes to depth 8 by a third but lost in
+            // self-play on the held-out openings (the gomoku journal, "Own threats reduced").
+            let prunable = quiet && !tactical;
+            if prunable && searched > 0 && best > -MATE_BOUND {
                 // Move-count pruning.
                 let late = LATE_MOVES[depth.clamp(0, 3) as usize];
                 if searched >= late {
@@ -480,7 +576,7 @@ impl<'t> MainSearch<'t> {
                     continue;
                 }
             }
-            let reduction = if quiet && !tactical && searched > 0 && depth >= 2 {
+            let reduction = if prunable && searched > 0 && depth >= 2 {
                 let row = &self.reductions[depth.min(MAX_PLY as i32 - 1) as usize];
                 let mut r = i32::from(row[searched.min(63)]);
                 r += i32::from(!pv_node);
@@ -493,16 +589,24 @@ impl<'t> MainSearch<'t> {
                 0
             };
             let child_depth = depth - 1 + extension;
+            if quiet {
+                self.counts.quiet_searched[class] += 1;
+                self.counts.quiet_reduced[class] += u64::from(reduction > 0);
+            }
+            let incoming = kind * 6 + class;
             self.pos.make(mv);
             let mut score;
+            self.incoming = incoming;
             if searched == 0 {
                 score = -self.node(child_depth, ply + 1, -beta, -alpha);
             } else {
                 score = -self.node(child_depth - reduction, ply + 1, -alpha - 1, -alpha);
                 if reduction > 0 && score > alpha && !self.clock.is_stopped() {
+                    self.incoming = incoming;
                     score = -self.node(child_depth, ply + 1, -alpha - 1, -alpha);
                 }
                 if pv_node && score > alpha && score < beta && !self.clock.is_stopped() {
+                    self.incoming = incoming;
                     score = -self.node(child_depth, ply + 1, -beta, -alpha);
                 }
             }
