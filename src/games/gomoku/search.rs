@@ -114,6 +114,9 @@ pub struct MainSearch<'t> {
     /// The parent's kind x 6 + the class of the move that led to the node being entered (for
     /// `counts.entered`).
     incoming: usize,
+    /// Whether the counters' move classes are worth computing: only when their debug line
+    /// will be logged (a class costs three line-level look-ups a move searched).
+    classify: bool,
 }
 
 /// The kinds of node that reach the move loop: the opponent has a four, an open three, or
@@ -213,6 +216,7 @@ impl<'t> MainSearch<'t> {
             first_depth: 1,
             counts: NodeCounts::default(),
             incoming: KIND_QUIET * 6 + MOVE_ROOT,
+            classify: tracing::enabled!(target: "kibitz::gomoku::search", tracing::Level::DEBUG),
         }
     }
 
@@ -557,7 +561,11 @@ impl<'t> MainSearch<'t> {
                 break;
             }
             let tactical = !quiet || self.pos.is_tactical(mv.index());
-            let class = self.move_class(mv);
+            let class = if self.classify {
+                self.move_class(mv)
+            } else {
+                MOVE_QUIET
+            };
             // Quiet moves are pruned and reduced; threat moves never. Reducing the mover's own
             // fours and open threes here cut the nodes to depth 8 by a third but lost in
             // self-play on the held-out openings (the gomoku journal, "Own threats reduced").
