@@ -167,7 +167,7 @@ impl Identities {
         }
         let address = peer.map(|peer| self.forwarded_for(peer, headers));
         Ok(ClientId::new(
-            address.map_or_else(|| "unknown".to_owned(), |a| client_name(a)),
+            address.map_or_else(|| "unknown".to_owned(), client_name),
             ADDRESS_CLASS,
         ))
     }

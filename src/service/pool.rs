@@ -652,7 +652,8 @@ fn preempt_for(
                 e.yielding.as_ref().is_some_and(|y| {
                     // A client's own work beyond its share is not stopped for its own job:
                     // it would gain nothing but lose the search (a lone client keeps it all).
-                    !y.preempted() && !(y.interactive && e.client.as_ref() == client)
+                    let own = y.interactive && e.client.as_ref() == client;
+                    !(y.preempted() || own)
                 }) && e.deadline > now
             })
             .max_by_key(|e| e.deadline);
