@@ -143,8 +143,8 @@ pub struct Config {
     )]
     pub batch_max_total_budget_ms: u64,
 
-    /// Batches one client (its `X-Client-Id` header, else all anonymous clients together) may
-    /// have queued or running at once; one more gets 429.
+    /// Batches one client (its identity: its API key, else its address) may have queued or
+    /// running at once; one more gets 429.
     #[arg(long, env = "KIBITZ_BATCH_MAX_IN_FLIGHT", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch_max_in_flight: u64,
 
@@ -208,6 +208,24 @@ pub struct Config {
     /// Origins allowed by CORS, comma-separated; `*` allows any; empty sends no CORS headers.
     #[arg(long, env = "KIBITZ_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+
+    /// A file of API keys, one a line (`<key> [<name> [<class>]]`); when set, every route
+    /// that does work needs `Authorization: Bearer <key>` (401 without a valid one), and a
+    /// client is its key. Read once at start (a changed file takes a restart).
+    #[arg(long, env = "KIBITZ_API_KEYS_FILE")]
+    pub api_keys_file: Option<std::path::PathBuf>,
+
+    /// Proxies (CIDRs, comma-separated) whose forwarded client address (`Forwarded`, else
+    /// `X-Forwarded-For`) is believed; without keys a client is its address.
+    #[arg(long, env = "KIBITZ_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
+    /// Percent of the search workers one client's searches may hold while another client
+    /// may need one (at least one worker); beyond it a search runs only on a worker idle now
+    /// and gives it back, answering with what it found, when another client's request needs
+    /// it, else 429.
+    #[arg(long, env = "KIBITZ_CLIENT_SHARE_PERCENT", default_value_t = 50, value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub client_share_percent: u8,
 }
 
 /// A setting that must not be printed (a password): `Debug` shows `<redacted>`, and `--help`
@@ -347,6 +365,9 @@ impl Config {
             batch_spare_workers: 1,
             replica_name: None,
             batch_max_watchers: 1024,
+            api_keys_file: None,
+            trusted_proxies: Vec::new(),
+            client_share_percent: 50,
         }
     }
 }
@@ -541,6 +562,33 @@ mod tests {
         );
         let printed = format!("{config:?}");
         assert!(!printed.contains("hunter2"), "{printed}");
+    }
+
+    #[test]
+    fn client_identity_settings_are_parsed_and_bad_values_refused() {
+        let config = Config::try_parse_from([
+            "kibitz",
+            "--trusted-proxies",
+            "10.0.0.0/8,2001:db8::/32",
+            "--client-share-percent",
+            "25",
+            "--api-keys-file",
+            "/run/secrets/kibitz/api-keys",
+        ])
+        .unwrap();
+        assert_eq!(config.trusted_proxies.len(), 2);
+        assert_eq!(config.client_share_percent, 25);
+        assert!(config.api_keys_file.is_some());
+        assert_eq!(Config::for_tests().client_share_percent, 50);
+        for bad in [
+            ["--client-share-percent", "0"],
+            ["--client-share-percent", "101"],
+            ["--trusted-proxies", "10.0.0.0/33"],
+            ["--trusted-proxies", "proxy.example"],
+        ] {
+            let parsed = Config::try_parse_from(["kibitz", bad[0], bad[1]]);
+            assert!(parsed.is_err(), "{bad:?} accepted");
+        }
     }
 
     #[test]

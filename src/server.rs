@@ -83,7 +83,9 @@ pub fn build_state(config: Config) -> std::io::Result<AppState> {
     let batches = Batches::from_config(&config, metrics.batch.clone())
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let service = Service::new(&config, metrics)?;
-    Ok(AppState::new(service, batches, config))
+    let identities = crate::api::identity::from_config(&config)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    Ok(AppState::new(service, batches, config).with_identities(identities))
 }
 
 /// Serves `state` on `listener` until `shutdown` completes, then drains (see the module doc).
@@ -136,11 +138,11 @@ pub async fn serve(
             },
             () = &mut stop_accepting => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok(accepted) => {
                     backoff = Duration::ZERO;
-                    stream
+                    accepted
                 }
                 Err(error) if is_connection_error(&error) => continue,
                 Err(error) => {
@@ -157,10 +159,19 @@ pub async fn serve(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        let connection = http.serve_connection(
-            TokioIo::new(stream),
-            TowerToHyperService::new(router.clone()),
-        );
+        // The peer's address, for the identity of clients without API keys.
+        let with_peer = tower::ServiceBuilder::new()
+            .map_request(
+                move |mut request: axum::http::Request<hyper::body::Incoming>| {
+                    request
+                        .extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                    request
+                },
+            )
+            .service(router.clone());
+        let connection =
+            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(with_peer));
         let connection = graceful.watch(connection);
         // Counted open for as long as it holds its permit.
         let open = GaugeGuard::hold(&service.metrics().http_connections_open);

@@ -46,8 +46,6 @@ use crate::service::caller::{Caller, ClientId};
 use crate::service::games::notation_for;
 use crate::service::review::ReviewQuery;
 
-/// The header naming the client, for the in-flight limit.
-pub const CLIENT_ID: &str = "x-client-id";
 /// When a client told the batch queue is full may try again.
 const FULL_RETRY_AFTER: Duration = Duration::from_secs(5);
 
@@ -165,9 +163,14 @@ struct ResultJson<'a> {
 impl From<BatchError> for ApiError {
     fn from(error: BatchError) -> Self {
         match error {
-            limit @ BatchError::TooManyInFlight { .. } => ApiError::TooManyRequests {
-                detail: limit.to_string(),
+            over @ BatchError::TooManyInFlight { limit } => ApiError::RateLimited {
+                detail: over.to_string(),
                 retry_after: Duration::from_secs(1),
+                limit: super::error::RateLimit {
+                    policy: "batches",
+                    quota: limit,
+                    remaining: 0,
+                },
             },
             limit @ (BatchError::Empty
             | BatchError::TooManyItems { .. }
@@ -191,33 +194,15 @@ impl From<BatchError> for ApiError {
     }
 }
 
-/// The client a request is from: its `X-Client-Id` (letters, digits, `.`, `_`, `-`, at most
-/// 64), else `anonymous`.
-fn client_of(headers: &HeaderMap) -> ApiResult<String> {
-    let Some(value) = headers.get(CLIENT_ID) else {
-        return Ok("anonymous".to_owned());
-    };
-    value
-        .to_str()
-        .ok()
-        .filter(|id| {
-            (1..=64).contains(&id.len())
-                && id
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        })
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            ApiError::bad_request(
-                "",
-                "the X-Client-Id header must be 1 to 64 letters, digits, '.', '_' or '-'",
-            )
-        })
-}
-
 /// `POST /analyses`.
-pub async fn submit(State(state): State<AppState>, request: Request) -> ApiResult<Response> {
-    let client = client_of(request.headers())?;
+pub async fn submit(
+    State(state): State<AppState>,
+    client: Option<axum::Extension<ClientId>>,
+    request: Request,
+) -> ApiResult<Response> {
+    // The in-flight limit counts by the client's identity (its key, else its address), never
+    // by a name the client picks.
+    let client = super::identity::client_of(client).name.to_string();
     let settings = state.batches.settings().clone();
     let limit = super::json::BodyLimit {
         bytes: state.config.batch_max_body_bytes,

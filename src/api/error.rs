@@ -92,6 +92,56 @@ pub enum ApiError {
     /// Something broke inside; the cause is logged, the client gets a bare 500.
     #[error("internal error")]
     Internal(String),
+    /// API keys are configured and the request has no valid one (`invalid_token`: it sent
+    /// one that is not a key).
+    #[error("{detail}")]
+    Unauthorized { detail: String, invalid_token: bool },
+    /// A 429 for a per-client limit with a quota: answered with the `RateLimit` and
+    /// `RateLimit-Policy` headers of the IETF httpapi draft (quota units: concurrent requests).
+    #[error("{detail}")]
+    RateLimited {
+        detail: String,
+        retry_after: Duration,
+        limit: RateLimit,
+    },
+}
+
+/// A per-client limit as the IETF httpapi `RateLimit` headers describe it (structured-field
+/// form, draft-ietf-httpapi-ratelimit-headers): the policy's name, its quota of concurrent
+/// requests, and what is left of it now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateLimit {
+    /// `searches` (a client's share of the workers) or `batches` (batches in flight).
+    pub policy: &'static str,
+    pub quota: u64,
+    pub remaining: u64,
+}
+
+impl RateLimit {
+    /// `RateLimit-Policy` and `RateLimit`, the latter with `t` the seconds until a unit is
+    /// expected back.
+    pub fn headers(&self, reset: Duration) -> [(header::HeaderName, HeaderValue); 2] {
+        let policy = format!(
+            "\"{}\";q={};qu=\"concurrent-requests\"",
+            self.policy, self.quota
+        );
+        let now = format!(
+            "\"{}\";r={};t={}",
+            self.policy,
+            self.remaining,
+            reset.as_secs()
+        );
+        let value = |text: String| {
+            HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+        };
+        [
+            (
+                header::HeaderName::from_static("ratelimit-policy"),
+                value(policy),
+            ),
+            (header::HeaderName::from_static("ratelimit"), value(now)),
+        ]
+    }
 }
 
 /// The status `result` is answered with, 200 or the error's: what the request metrics count.
@@ -113,10 +163,13 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Overloaded { .. } | ApiError::NotReady => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::UnknownAnalysis(_) => StatusCode::NOT_FOUND,
             ApiError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
         }
     }
 
@@ -139,7 +192,7 @@ impl ApiError {
             ApiError::NotFound(_) | ApiError::UnknownAnalysis(_) => {
                 ("urn:kibitz:problem:not-found", "Not found")
             }
-            ApiError::TooManyRequests { .. } => {
+            ApiError::TooManyRequests { .. } | ApiError::RateLimited { .. } => {
                 ("urn:kibitz:problem:too-many-requests", "Too many requests")
             }
             ApiError::MethodNotAllowed { .. } => (
@@ -153,6 +206,7 @@ impl ApiError {
             ),
             ApiError::NotReady => ("urn:kibitz:problem:not-ready", "Not ready"),
             ApiError::Internal(_) => ("urn:kibitz:problem:internal", "Internal server error"),
+            ApiError::Unauthorized { .. } => ("urn:kibitz:problem:unauthorized", "Unauthorized"),
         }
     }
 
@@ -332,13 +386,33 @@ impl IntoResponse for ApiError {
             json,
         )
             .into_response();
+        if let ApiError::RateLimited {
+            limit, retry_after, ..
+        } = &self
+        {
+            let reset = Duration::from_secs(retry_after.as_secs().max(1));
+            response.headers_mut().extend(limit.headers(reset));
+        }
         if let ApiError::Overloaded { retry_after, .. }
-        | ApiError::TooManyRequests { retry_after, .. } = &self
+        | ApiError::TooManyRequests { retry_after, .. }
+        | ApiError::RateLimited { retry_after, .. } = &self
         {
             let secs = retry_after.as_secs().max(1);
             if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, value);
             }
+        }
+        if let ApiError::Unauthorized { invalid_token, .. } = &self {
+            // RFC 6750: the scheme and realm, and why when a token was sent.
+            let challenge = if *invalid_token {
+                "Bearer realm=\"kibitz\", error=\"invalid_token\""
+            } else {
+                "Bearer realm=\"kibitz\""
+            };
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(challenge),
+            );
         }
         if let ApiError::NotReady = &self {
             response
@@ -398,6 +472,19 @@ impl From<ServiceError> for ApiError {
                 retry_after: std::time::Duration::from_secs(1),
             },
             spent @ ServiceError::BudgetSpent { .. } => ApiError::RequestTimeout(spent.to_string()),
+            ServiceError::Pool(
+                ref over @ PoolError::OverShare {
+                    share, retry_after, ..
+                },
+            ) => ApiError::RateLimited {
+                detail: over.to_string(),
+                retry_after,
+                limit: RateLimit {
+                    policy: "searches",
+                    quota: share as u64,
+                    remaining: 0,
+                },
+            },
             ServiceError::Pool(PoolError::Panicked) => {
                 ApiError::Internal("a search panicked".into())
             }

@@ -14,6 +14,7 @@
 //! - [`json`]: the JSON extractor whose rejections are ours (415, 413, 400).
 //! - [`error`]: [`ApiError`], rendered as `application/problem+json`.
 //! - [`bookkeeping`]: the layer every request passes: arrival time, request id, metrics, log.
+//! - [`identity`]: who a request is from (an API key, else its address), or its 401.
 //! - [`answer_bodies`]: the bodies of cached answers, serialised once.
 //!
 //! [`app`] builds the whole router from an [`AppState`], so tests drive it in process with
@@ -23,6 +24,7 @@ pub mod analyses;
 pub mod answer_bodies;
 pub mod bookkeeping;
 pub mod error;
+pub mod identity;
 pub mod json;
 pub mod meta;
 pub mod move_list;
@@ -75,6 +77,8 @@ pub struct AppState {
     pub answer_bodies: Arc<AnswerBodies>,
     /// Batch analyses (`/analyses`): their store and limits.
     pub batches: Batches,
+    /// How a request's client is told: API keys and trusted proxies (read-only after start).
+    pub identities: Arc<identity::Identities>,
 }
 
 impl AppState {
@@ -92,7 +96,13 @@ impl AppState {
             config: Arc::new(config),
             ready: Arc::new(AtomicBool::new(true)),
             answer_bodies: Arc::default(),
+            identities: Arc::default(),
         }
+    }
+
+    /// This state with `identities` (API keys, trusted proxies) instead of none.
+    pub fn with_identities(self, identities: Arc<identity::Identities>) -> Self {
+        AppState { identities, ..self }
     }
 }
 
@@ -152,6 +162,10 @@ pub fn with_layers(
         .layer(
             ServiceBuilder::new()
                 .layer(bookkeeping)
+                .layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    identity::identify,
+                ))
                 .layer(CatchPanicLayer::custom(|_| {
                     ApiError::Internal("a handler panicked".into()).into_response()
                 }))
@@ -182,8 +196,17 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
         CorsLayer::new()
             .allow_origin(allow)
             .allow_methods([Method::GET, Method::POST, Method::DELETE])
-            .allow_headers([header::CONTENT_TYPE, HeaderName::from_static(REQUEST_ID)])
-            .expose_headers([HeaderName::from_static(REQUEST_ID), header::RETRY_AFTER])
+            .allow_headers([
+                header::CONTENT_TYPE,
+                header::AUTHORIZATION,
+                HeaderName::from_static(REQUEST_ID),
+            ])
+            .expose_headers([
+                HeaderName::from_static(REQUEST_ID),
+                header::RETRY_AFTER,
+                HeaderName::from_static("ratelimit"),
+                HeaderName::from_static("ratelimit-policy"),
+            ])
             .max_age(Duration::from_secs(3600)),
     )
 }

@@ -18,6 +18,7 @@ use super::sse::WantsEventStream;
 use super::vocabulary::{Player, whole};
 use super::{AppState, Arrival};
 use crate::engine::{Algorithm, Side};
+use crate::service::caller::{Caller, ClientId};
 use crate::service::games::notation_for;
 use crate::service::metrics::{self, RequestKind, RequestRecord};
 use crate::service::{MoveQuery, Served, progress};
@@ -248,6 +249,7 @@ mod unique_keys {
 pub async fn suggest_move(
     State(state): State<AppState>,
     arrival: Option<axum::Extension<Arrival>>,
+    client: Option<axum::Extension<ClientId>>,
     WantsEventStream(streamed): WantsEventStream,
     ApiJson(request): ApiJson<MoveRequest>,
 ) -> ApiResult<Response> {
@@ -261,6 +263,8 @@ pub async fn suggest_move(
     let game_label = metrics::game_label(&request.game);
     let wdl_model = crate::service::games::wdl_model(&request.game);
     let mut query = request.into_query(arrival);
+    query.caller = Caller::interactive(super::identity::client_of(client));
+    let standing = std::sync::Arc::clone(&query.caller.standing);
     let notation = notation_for(&query.game, &query.board);
     let events = streamed.then(|| {
         let (sender, events) = progress::channel();
@@ -276,9 +280,10 @@ pub async fn suggest_move(
         cached_from,
         ..
     } = answer.await?;
-    Ok(state
+    let response = state
         .answer_bodies
-        .response(&answer, cached_from, notation.as_ref()))
+        .response(&answer, cached_from, notation.as_ref());
+    Ok(super::identity::with_standing(response, &standing))
 }
 
 /// The move request answered, and counted in the `/move` metrics whether it is streamed or

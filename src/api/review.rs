@@ -24,6 +24,7 @@ use super::vocabulary::{CellJson, Player, millis, outcome, whole};
 use super::{AppState, Arrival};
 use crate::engine::{Score, Side};
 use crate::games::notation::Notation;
+use crate::service::caller::{Caller, ClientId};
 use crate::service::games::notation_for;
 use crate::service::metrics::{self, RequestKind, RequestRecord};
 use crate::service::review::{
@@ -256,20 +257,26 @@ impl From<ReviewError> for ApiError {
 pub async fn review(
     State(state): State<AppState>,
     arrival: Option<axum::Extension<Arrival>>,
+    client: Option<axum::Extension<ClientId>>,
     headers: HeaderMap,
     ApiJson(request): ApiJson<ReviewRequest>,
 ) -> ApiResult<Response> {
     let arrival = arrival.map_or_else(Instant::now, |a| a.0.0);
     let game = metrics::game_label(&request.game);
-    let query = request.into_query(arrival);
+    let query = ReviewQuery {
+        caller: Caller::interactive(super::identity::client_of(client)),
+        ..request.into_query(arrival)
+    };
     let notation = notation_for(&query.game, query.board.as_deref().unwrap_or_default());
     let service = state.service.clone();
     // Counted as abandoned (499) if the client goes away before the review ends.
     let record = RequestRecord::start(service.metrics(), RequestKind::Review, game, arrival);
     if !wants_event_stream(&headers) {
+        let standing = std::sync::Arc::clone(&query.caller.standing);
         let result = service.review(query, None).await.map_err(ApiError::from);
         record.finish(status_of(&result));
-        return Ok(Json(ReviewResponse::named(&result?, notation.as_ref())).into_response());
+        let response = Json(ReviewResponse::named(&result?, notation.as_ref())).into_response();
+        return Ok(super::identity::with_standing(response, &standing));
     }
     // Plies are sent as judged; a slow reader holds the review back (bounded memory). Until
     // the first ply is judged, an error is still a plain problem+json response.

@@ -3,9 +3,9 @@
 //! workers, and whether the work yields its worker to interactive requests). The API derives
 //! the identity; the service never sees a header.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use super::pool::Yielding;
+use super::pool::{Claim, Standing, Yielding};
 
 /// The identity of a client: what fair share and per-client limits count by. Cheap to clone.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -40,6 +40,9 @@ pub struct Caller {
     /// Set for background work (a batch item): it gives its worker back when an interactive
     /// request needs it ([`Yielding`]), and is run again later.
     pub yielding: Option<Arc<Yielding>>,
+    /// The client's standing against its fair share, written by admission when it admits
+    /// this caller's interactive work (for the answer's `RateLimit` headers).
+    pub standing: Arc<OnceLock<Standing>>,
 }
 
 impl Caller {
@@ -48,6 +51,29 @@ impl Caller {
         Caller {
             client,
             yielding: None,
+            standing: Arc::default(),
+        }
+    }
+
+    /// How the pool admits this caller's work: background work yields through its own
+    /// [`Yielding`]; an interactive request gets a fresh one, used only if the pool admits it
+    /// beyond its client's fair share.
+    pub fn claim(&self) -> Claim {
+        match &self.yielding {
+            Some(yielding) => Claim {
+                client: Some(std::sync::Arc::clone(&self.client.name)),
+                class: Some(std::sync::Arc::clone(&self.client.class)),
+                yielding: Some(std::sync::Arc::clone(yielding)),
+                background: true,
+                standing: None,
+            },
+            None => Claim {
+                client: Some(std::sync::Arc::clone(&self.client.name)),
+                class: Some(std::sync::Arc::clone(&self.client.class)),
+                yielding: Some(Yielding::interactive()),
+                background: false,
+                standing: Some(Arc::clone(&self.standing)),
+            },
         }
     }
 
@@ -56,6 +82,7 @@ impl Caller {
         Caller {
             client,
             yielding: Some(Yielding::new()),
+            standing: Arc::default(),
         }
     }
 }

@@ -254,10 +254,11 @@ pub struct Service {
 impl Service {
     /// Starts the worker threads and allocates the tables and the cache.
     pub fn new(config: &Config, metrics: Arc<Metrics>) -> std::io::Result<Self> {
-        let pool = WorkerPool::new(
+        let pool = WorkerPool::with_share(
             config.worker_count(),
             config.queue,
             config.admission_patience_percent,
+            config.client_share_percent,
             Arc::clone(&metrics),
         )?;
         let caps = table_caps();
@@ -547,7 +548,13 @@ impl Service {
         }
         let cancel = CancelFlag::new();
         let _cancel_on_drop = CancelOnDrop::register(cancel.clone(), &self.inner);
-        let yielding = query.caller.yielding.clone();
+        // How this search yields its worker, if the pool makes it (see `pool::Yielding`).
+        let claim = match &runner {
+            Runner::Pool => query.caller.claim(),
+            // A series' claim was made when its worker was reserved.
+            Runner::Held(reservation) => reservation.claim().clone(),
+        };
+        let yielding = claim.yielding.clone();
         if let Some(yielding) = &yielding {
             yielding.watch(&cancel);
         }
@@ -613,7 +620,7 @@ impl Service {
         // (else a 503 now); a review's searches run on the worker it holds.
         let answer = match runner {
             Runner::Pool => {
-                let pending = self.inner.pool.submit_as(times, yielding, job)?;
+                let pending = self.inner.pool.submit_as(times, claim, job)?;
                 // A job sure to start can commit a streamed answer to 200 now, so a client
                 // waiting in the queue sees the stream open at once.
                 if pending.guaranteed()

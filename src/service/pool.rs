@@ -33,7 +33,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -64,6 +64,18 @@ pub enum PoolError {
     /// its result, if any, is not its answer; run it again later.
     #[error("the search was stopped to free its worker for an interactive request")]
     Preempted,
+    /// A search its client ran beyond its fair share of the workers was stopped (or never
+    /// started) because another client's request needed the worker.
+    #[error(
+        "this client already had {share} searches running or queued, its share of the {workers} \
+         search workers (KIBITZ_CLIENT_SHARE_PERCENT), and this one, run beyond it, gave its \
+         worker to another client's request"
+    )]
+    OverShare {
+        share: usize,
+        workers: usize,
+        retry_after: Duration,
+    },
 }
 
 /// How background work yields its worker: the pool sets [`Yielding::preempted`] and cancels
@@ -74,14 +86,46 @@ pub struct Yielding {
     /// Set once, by the pool, under its admission lock; read by the owner after each search.
     /// Relaxed is enough with the mutex below: the flag is also read under it.
     preempted: std::sync::atomic::AtomicBool,
+    /// An interactive search (admitted beyond its client's share when it yields): pre-empted,
+    /// it answers [`PoolError::OverShare`]; background work answers [`PoolError::Preempted`]
+    /// and is run again later.
+    interactive: bool,
     /// The cancel flag of the search running for this work now, if any. A std mutex: held for
     /// one clone or one store, never across an `.await`.
     current: Mutex<Option<CancelFlag>>,
+    /// Told when the work is pre-empted, so that a job still queued leaves the queue at once
+    /// (its place is counted free from then) rather than when a worker reaches it.
+    stopped: tokio::sync::Notify,
 }
 
 impl Yielding {
+    /// For background work: pre-empted, its answer is thrown away.
     pub fn new() -> Arc<Self> {
         Arc::default()
+    }
+
+    /// For an interactive search: used only if the pool admits it beyond its client's fair
+    /// share; pre-empted then, it answers [`PoolError::OverShare`].
+    pub fn interactive() -> Arc<Self> {
+        Arc::new(Yielding {
+            interactive: true,
+            ..Yielding::default()
+        })
+    }
+
+    /// What pre-empted work answers: background work [`PoolError::Preempted`] (run it again),
+    /// an interactive search beyond its client's share (`share` of `workers`)
+    /// [`PoolError::OverShare`].
+    fn error(&self, (share, workers): (usize, usize)) -> PoolError {
+        if self.interactive {
+            PoolError::OverShare {
+                share,
+                workers,
+                retry_after: Duration::from_secs(1),
+            }
+        } else {
+            PoolError::Preempted
+        }
     }
 
     /// Whether the pool took the worker back: the work's results are not answers.
@@ -105,13 +149,57 @@ impl Yielding {
         if let Some(flag) = current.as_ref() {
             flag.cancel();
         }
+        self.stopped.notify_one();
     }
 }
 
-/// One admitted job: its ticket id, its deadline, and how it yields if it is background work.
+/// Who a job is for, as admission sees it.
+#[derive(Clone, Debug, Default)]
+pub struct Claim {
+    /// The client's identity (its fair share is counted by it); `None`: no client's.
+    pub client: Option<Arc<str>>,
+    /// The client's class, the only label the per-client metrics carry.
+    pub class: Option<Arc<str>>,
+    /// How the job's search yields when the pool needs its worker back.
+    pub yielding: Option<Arc<Yielding>>,
+    /// Background work (a batch item): always yields, never makes another job yield.
+    /// Otherwise the job yields only if admitted beyond its client's share.
+    pub background: bool,
+    /// Where admission writes the client's standing against its share, for the `RateLimit`
+    /// headers of the answer (interactive work only).
+    pub standing: Option<Arc<OnceLock<Standing>>>,
+}
+
+/// A client's fair share of the workers as admission saw it when it admitted one of its jobs:
+/// `quota` jobs at once are sure to keep their worker, `remaining` of them were still free
+/// after this one (0: this job, or a later one, runs beyond the share and yields its worker to
+/// another client's request).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Standing {
+    pub quota: usize,
+    pub remaining: usize,
+}
+
+impl Claim {
+    /// Background work that yields through `yielding`.
+    pub fn background(yielding: Arc<Yielding>) -> Self {
+        Claim {
+            client: None,
+            class: None,
+            yielding: Some(yielding),
+            background: true,
+            standing: None,
+        }
+    }
+}
+
+/// One admitted job: its ticket id, its deadline, its client, and how it yields if it may be
+/// pre-empted (background work, or a job beyond its client's share).
 struct Entry {
     id: u64,
     deadline: Instant,
+    client: Option<Arc<str>>,
+    class: Option<Arc<str>>,
     yielding: Option<Arc<Yielding>>,
 }
 
@@ -171,6 +259,8 @@ struct Shared {
     queue: usize,
     /// Percent of its budget a job not guaranteed a worker may wait before it is shed.
     patience_percent: u32,
+    /// Jobs one client may hold beyond which its jobs yield (see [`WorkerPool::new`]).
+    share: usize,
     metrics: Arc<Metrics>,
     /// Woken whenever a job leaves the admitted set, for [`WorkerPool::until_idle_beyond`].
     freed: tokio::sync::Notify,
@@ -226,7 +316,25 @@ impl WorkerPool {
         patience_percent: u8,
         metrics: Arc<Metrics>,
     ) -> std::io::Result<Self> {
+        Self::with_share(workers, queue, patience_percent, 100, metrics)
+    }
+
+    /// [`WorkerPool::new`], where one client's jobs beyond `share_percent` of the workers
+    /// (rounded up, at least one) are admitted only onto a worker idle now and yield it, with
+    /// what they found, when another client's job needs it; with no idle worker they are
+    /// refused ([`PoolError::OverShare`]). A lone client still has every worker; a second one
+    /// always finds one within its share.
+    pub fn with_share(
+        workers: usize,
+        queue: usize,
+        patience_percent: u8,
+        share_percent: u8,
+        metrics: Arc<Metrics>,
+    ) -> std::io::Result<Self> {
         let workers = workers.max(1);
+        let share = (workers * usize::from(share_percent.clamp(1, 100)))
+            .div_ceil(100)
+            .max(1);
         let (sender, receiver) = mpsc::channel::<Job>();
         // Workers take turns at the receiver; the lock is held only while waiting for a job.
         let receiver = Arc::new(Mutex::new(receiver));
@@ -236,6 +344,7 @@ impl WorkerPool {
             workers,
             queue,
             patience_percent: u32::from(patience_percent),
+            share,
             metrics,
             freed: tokio::sync::Notify::new(),
         });
@@ -297,16 +406,17 @@ impl WorkerPool {
         R: Send + 'static,
         F: FnOnce() -> R + Send + 'static,
     {
-        self.submit_as(times, None, work)
+        self.submit_as(times, Claim::default(), work)
     }
 
-    /// [`WorkerPool::submit`], for background work when `yielding` is given: the job gives its
-    /// worker back when interactive work needs it (see the module doc), and its `Pending`
-    /// answers [`PoolError::Preempted`] then.
+    /// [`WorkerPool::submit`] for `claim`'s client: background work gives its worker back
+    /// when interactive work needs it (see the module doc), and its `Pending` answers
+    /// [`PoolError::Preempted`] then; an interactive job beyond its client's share yields too,
+    /// answering with what it found.
     pub fn submit_as<R, F>(
         &self,
         times: JobTimes,
-        yielding: Option<Arc<Yielding>>,
+        claim: Claim,
         work: F,
     ) -> Result<Pending<R>, PoolError>
     where
@@ -316,18 +426,25 @@ impl WorkerPool {
         let (answer_tx, answer_rx) = oneshot::channel();
         let state = Arc::new(AtomicU8::new(QUEUED));
         let metrics = Arc::clone(&self.shared.metrics);
+        let yielding = claim.yielding.clone();
+        let before_start = claim.yielding.clone();
         let admitted = self.admit(
             times,
-            yielding.clone(),
+            claim,
             &state,
             Box::new(move || {
-                // Caught here, not only by the worker, so the answer channel is dropped (and the
-                // caller told) only after the job has left the admitted set.
-                let result = catch_unwind(AssertUnwindSafe(work)).map_err(|_| {
-                    metrics.search_panics.inc();
-                    tracing::error!("a search panicked; the worker goes on");
-                    PoolError::Panicked
-                });
+                // Pre-empted while queued: its worker is wanted elsewhere, so it does not start.
+                let result = if before_start.as_ref().is_some_and(|y| y.preempted()) {
+                    Err(PoolError::Preempted)
+                } else {
+                    // Caught here, not only by the worker, so the answer channel is dropped (and
+                    // the caller told) only after the job has left the admitted set.
+                    catch_unwind(AssertUnwindSafe(work)).map_err(|_| {
+                        metrics.search_panics.inc();
+                        tracing::error!("a search panicked; the worker goes on");
+                        PoolError::Panicked
+                    })
+                };
                 Box::new(move || {
                     // The receiver is gone only if the request gave up; nothing to do then.
                     let _ = answer_tx.send(result);
@@ -341,6 +458,7 @@ impl WorkerPool {
             withdraw: Withdraw(state),
             metrics: Arc::clone(&self.shared.metrics),
             yielding,
+            share: (self.shared.share, self.shared.workers),
         })
     }
 
@@ -348,18 +466,19 @@ impl WorkerPool {
     /// admitted once, when the first job is run: the series is never shed part-way because
     /// other requests took the workers between its jobs.
     pub fn reserve(&self, times: JobTimes) -> Reservation {
-        self.reserve_as(times, None)
+        self.reserve_as(times, Claim::default())
     }
 
     /// [`WorkerPool::reserve`], for background work when `yielding` is given (see
     /// [`WorkerPool::submit_as`]): once pre-empted, every later task of the series answers
     /// [`PoolError::Preempted`] without running.
-    pub fn reserve_as(&self, times: JobTimes, yielding: Option<Arc<Yielding>>) -> Reservation {
+    pub fn reserve_as(&self, times: JobTimes, claim: Claim) -> Reservation {
         Reservation {
             pool: self.clone(),
             times,
             held: None,
-            yielding,
+            yielding: claim.yielding.clone(),
+            claim,
         }
     }
 
@@ -368,15 +487,36 @@ impl WorkerPool {
     fn admit(
         &self,
         times: JobTimes,
-        yielding: Option<Arc<Yielding>>,
+        claim: Claim,
         state: &Arc<AtomicU8>,
         run: Work,
     ) -> Result<Admitted, PoolError> {
         let shared = &self.shared;
         let mut admitted = shared.admitted();
         let now = Instant::now();
-        if yielding.is_none() {
-            preempt_for(&mut admitted, shared, times, now);
+        let held = claim.client.as_ref().map_or(0, |client| {
+            admitted
+                .iter()
+                .filter(|e| e.client.as_ref() == Some(client) && !yields_now(e))
+                .count()
+        });
+        let yielding = if claim.background {
+            claim.yielding
+        } else if held < shared.share || claim.yielding.is_none() {
+            // Within its share: it may take a worker back from work that yields (background
+            // work, and other clients' work beyond their share).
+            preempt_for(&mut admitted, shared, times, now, claim.client.as_ref());
+            None
+        } else {
+            // Beyond its share: admitted as any job (a lone client loses nothing), but it
+            // yields its worker when another client's job within its share needs it.
+            claim.yielding
+        };
+        if let Some(standing) = &claim.standing {
+            let _ = standing.set(Standing {
+                quota: shared.share,
+                remaining: shared.share.saturating_sub(held + 1),
+            });
         }
         let k = admitted.len();
         if staying(&admitted) >= shared.workers + shared.queue {
@@ -418,10 +558,20 @@ impl WorkerPool {
                 retry_after: seconds_until(free_at),
             });
         }
+        if let (Some(class), false) = (&claim.class, claim.background) {
+            let share = if yielding.is_some() {
+                "beyond"
+            } else {
+                "within"
+            };
+            shared.metrics.client_search(class, share);
+        }
         let id = shared.next_ticket.fetch_add(1, Ordering::Relaxed);
         admitted.push_back(Entry {
             id,
             deadline: times.deadline,
+            client: claim.client,
+            class: claim.class,
             yielding,
         });
         let job = Job {
@@ -470,12 +620,24 @@ fn staying(admitted: &VecDeque<Entry>) -> usize {
         .count()
 }
 
-/// Pre-empts background jobs, latest deadline first, until an interactive job with `times`
+/// Whether an admitted job does not count against its client's share: it yields (background
+/// work, or a job admitted beyond its client's share).
+fn yields_now(entry: &Entry) -> bool {
+    entry.yielding.is_some()
+}
+
+/// Pre-empts background jobs and other clients' jobs beyond their share, latest deadline first, until an interactive job with `times`
 /// arriving `now` is guaranteed a worker in time (or none is left to pre-empt): each one is
 /// told to stop, and counted as ending within [`OVERSHOOT`] from now, as the stop flag is
 /// looked at as often as the clock. Runs under the admission lock, so two requests never
 /// count the same stop twice.
-fn preempt_for(admitted: &mut VecDeque<Entry>, shared: &Shared, times: JobTimes, now: Instant) {
+fn preempt_for(
+    admitted: &mut VecDeque<Entry>,
+    shared: &Shared,
+    times: JobTimes,
+    now: Instant,
+    client: Option<&Arc<str>>,
+) {
     loop {
         let k = admitted.len();
         let full = staying(admitted) >= shared.workers + shared.queue;
@@ -486,11 +648,21 @@ fn preempt_for(admitted: &mut VecDeque<Entry>, shared: &Shared, times: JobTimes,
         }
         let victim = admitted
             .iter_mut()
-            .filter(|e| e.yielding.as_ref().is_some_and(|y| !y.preempted()) && e.deadline > now)
+            .filter(|e| {
+                e.yielding.as_ref().is_some_and(|y| {
+                    // A client's own work beyond its share is not stopped for its own job:
+                    // it would gain nothing but lose the search (a lone client keeps it all).
+                    let own = y.interactive && e.client.as_ref() == client;
+                    !(y.preempted() || own)
+                }) && e.deadline > now
+            })
             .max_by_key(|e| e.deadline);
         let Some(victim) = victim else { return };
         if let Some(yielding) = &victim.yielding {
             yielding.preempt();
+            if let (true, Some(class)) = (yielding.interactive, &victim.class) {
+                shared.metrics.client_search(class, "yielded");
+            }
         }
         victim.deadline = now;
         shared.metrics.searches_preempted.inc();
@@ -513,8 +685,10 @@ pub struct Pending<R> {
     /// Withdraws the job if this is dropped before it started.
     withdraw: Withdraw,
     metrics: Arc<Metrics>,
-    /// Set for background work: its result is thrown away once it was pre-empted.
+    /// Set for work that may yield: its result is thrown away once it was pre-empted.
     yielding: Option<Arc<Yielding>>,
+    /// The pool's per-client share and its workers, for [`PoolError::OverShare`].
+    share: (usize, usize),
 }
 
 impl<R> Pending<R> {
@@ -530,22 +704,37 @@ impl<R> Pending<R> {
         let Admitted {
             give_up, free_at, ..
         } = self.admitted;
+        let share = self.share;
         let preempted = |answer: Result<R, PoolError>| match &self.yielding {
-            Some(yielding) if yielding.preempted() => Err(PoolError::Preempted),
+            Some(yielding) if yielding.preempted() => Err(yielding.error(share)),
             _ => answer,
+        };
+        let watched = self.yielding.clone();
+        let stopped = async {
+            match &watched {
+                Some(yielding) => yielding.stopped.notified().await,
+                None => std::future::pending().await,
+            }
         };
         tokio::select! {
             answer = &mut self.answer_rx => {
                 return preempted(answer.map_err(|_| PoolError::Panicked)?);
             }
             () = tokio::time::sleep_until(give_up.into()) => {}
+            () = stopped => {}
         }
-        if self
+        let withdrawn = self
             .withdraw
             .0
             .compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+            .is_ok();
+        if let Some(yielding) = self.yielding.as_ref().filter(|y| y.preempted())
+            && withdrawn
         {
+            // Pre-empted before a worker took it: it never runs.
+            return Err(yielding.error(share));
+        }
+        if withdrawn {
             self.metrics.rejection("late");
             return Err(PoolError::Overloaded {
                 reason: ShedReason::NoEarlyFinish {
@@ -579,7 +768,9 @@ pub struct Reservation {
     pool: WorkerPool,
     times: JobTimes,
     held: Option<Held>,
-    /// Set for background work (see [`WorkerPool::reserve_as`]).
+    /// Who the series is for (see [`WorkerPool::reserve_as`]).
+    claim: Claim,
+    /// The claim's: once pre-empted, the series cannot go on.
     yielding: Option<Arc<Yielding>>,
 }
 
@@ -598,14 +789,20 @@ struct Held {
 }
 
 impl Reservation {
+    /// Who the series is for.
+    pub fn claim(&self) -> &Claim {
+        &self.claim
+    }
+
     /// Runs `work` on the held worker, admitting the series first if this is its first task.
     pub async fn run<R, F>(&mut self, work: F) -> Result<R, PoolError>
     where
         R: Send + 'static,
         F: FnOnce() -> R + Send + 'static,
     {
-        if self.yielding.as_ref().is_some_and(|y| y.preempted()) {
-            return Err(PoolError::Preempted);
+        let share = (self.pool.shared.share, self.pool.shared.workers);
+        if let Some(yielding) = self.yielding.as_ref().filter(|y| y.preempted()) {
+            return Err(yielding.error(share));
         }
         if self.held.is_none() {
             let (tasks, inbox) = mpsc::channel::<HeldTask>();
@@ -614,7 +811,7 @@ impl Reservation {
             let now = Instant::now();
             let times =
                 JobTimes::for_budget(now, self.times.deadline.saturating_duration_since(now));
-            let pending = self.pool.submit_as(times, self.yielding.clone(), move || {
+            let pending = self.pool.submit_as(times, self.claim.clone(), move || {
                 while let Ok(task) = inbox.recv() {
                     task();
                 }
@@ -657,7 +854,7 @@ impl Reservation {
             answer = &mut answer_rx => {
                 held.task_running = false;
                 match &self.yielding {
-                    Some(yielding) if yielding.preempted() => Err(PoolError::Preempted),
+                    Some(yielding) if yielding.preempted() => Err(yielding.error(share)),
                     _ => answer.unwrap_or(Err(PoolError::Panicked)),
                 }
             }
@@ -813,7 +1010,7 @@ mod tests {
         let background = pool
             .submit_as(
                 JobTimes::for_budget(Instant::now(), Duration::from_secs(5)),
-                Some(Arc::clone(&yielding)),
+                Claim::background(Arc::clone(&yielding)),
                 until_cancelled(&yielding),
             )
             .unwrap();
@@ -840,14 +1037,14 @@ mod tests {
         let running = pool
             .submit_as(
                 JobTimes::for_budget(Instant::now(), Duration::from_millis(300)),
-                Some(Arc::clone(&first)),
+                Claim::background(Arc::clone(&first)),
                 until_cancelled(&first),
             )
             .unwrap();
         let second = Yielding::new();
         let refused = pool.submit_as(
             JobTimes::for_budget(Instant::now(), Duration::from_millis(300)),
-            Some(Arc::clone(&second)),
+            Claim::background(Arc::clone(&second)),
             until_cancelled(&second),
         );
         assert!(matches!(refused, Err(PoolError::Overloaded { .. })));
@@ -861,7 +1058,7 @@ mod tests {
         let yielding = Yielding::new();
         let mut series = pool.reserve_as(
             JobTimes::for_budget(Instant::now(), Duration::from_secs(5)),
-            Some(Arc::clone(&yielding)),
+            Claim::background(Arc::clone(&yielding)),
         );
         assert_eq!(series.run(|| 1).await, Ok(1));
         let interactive = pool
@@ -951,5 +1148,106 @@ mod tests {
             matches!(shed, Err(PoolError::Overloaded { .. })),
             "{shed:?}"
         );
+    }
+
+    /// An interactive claim of `client`'s, as `Caller::claim` makes one.
+    fn interactive(client: &str) -> Claim {
+        Claim {
+            client: Some(client.into()),
+            class: Some("test".into()),
+            yielding: Some(Yielding::interactive()),
+            background: false,
+            standing: Some(Arc::default()),
+        }
+    }
+
+    fn shared_pool(workers: usize, queue: usize) -> WorkerPool {
+        WorkerPool::with_share(workers, queue, 0, 50, Arc::new(Metrics::new())).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_lone_client_beyond_its_share_is_admitted_as_before_and_keeps_its_searches() {
+        // Two workers, a share of one: the second and third jobs run beyond the share (the
+        // third queued), and none is stopped or refused, as nobody else wants a worker.
+        let pool = shared_pool(2, 2);
+        let claims: Vec<Claim> = (0..3).map(|_| interactive("alice")).collect();
+        let mut pending = Vec::new();
+        for (i, claim) in claims.iter().enumerate() {
+            // The third's budget outlasts the first's, so it is sure of a worker in time.
+            let budget = Duration::from_secs(1 + 2 * i as u64);
+            let times = JobTimes::for_budget(Instant::now(), budget);
+            let job = move || {
+                thread::sleep(Duration::from_millis(60));
+                i
+            };
+            pending.push(pool.submit_as(times, claim.clone(), job).expect("admitted"));
+        }
+        for (i, job) in pending.into_iter().enumerate() {
+            assert_eq!(job.wait().await, Ok(i));
+        }
+        let standing = |i: usize| *claims[i].standing.as_ref().unwrap().get().unwrap();
+        assert_eq!(
+            standing(0),
+            Standing {
+                quota: 1,
+                remaining: 0
+            }
+        );
+        assert_eq!(
+            standing(2),
+            Standing {
+                quota: 1,
+                remaining: 0
+            }
+        );
+        assert_eq!(pool.shared.metrics.searches_preempted.get(), 0);
+    }
+
+    #[tokio::test]
+    async fn another_clients_job_stops_a_search_run_beyond_its_clients_share() {
+        let pool = shared_pool(2, 0);
+        let long = || JobTimes::for_budget(Instant::now(), Duration::from_secs(5));
+        let within = pool
+            .submit_as(long(), interactive("flood"), || {
+                thread::sleep(Duration::from_millis(400));
+            })
+            .unwrap();
+        let beyond_claim = interactive("flood");
+        let beyond_yielding = Arc::clone(beyond_claim.yielding.as_ref().unwrap());
+        let beyond = pool
+            .submit_as(long(), beyond_claim, until_cancelled(&beyond_yielding))
+            .expect("admitted onto the idle worker");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // A third of the flood's, beyond its share, finds both workers taken: shed as before.
+        let third = pool.submit_as(
+            JobTimes::for_budget(Instant::now(), Duration::from_millis(200)),
+            interactive("flood"),
+            || (),
+        );
+        assert!(
+            matches!(third, Err(PoolError::Overloaded { .. })),
+            "{:?}",
+            third.err()
+        );
+        // The polite client's, within its share, takes the worker of the one beyond it.
+        let started = Instant::now();
+        let polite = pool
+            .submit_as(
+                JobTimes::for_budget(Instant::now(), Duration::from_millis(200)),
+                interactive("polite"),
+                || 7,
+            )
+            .expect("admitted: the flood's search beyond its share yields");
+        assert_eq!(polite.wait().await, Ok(7));
+        assert!(started.elapsed() < Duration::from_millis(150));
+        assert!(matches!(
+            beyond.wait().await,
+            Err(PoolError::OverShare {
+                share: 1,
+                workers: 2,
+                ..
+            })
+        ));
+        assert_eq!(within.wait().await, Ok(()));
     }
 }

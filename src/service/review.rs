@@ -440,7 +440,7 @@ impl Service {
         // deadline: other requests cannot take it between plies and shed the rest.
         let mut worker = self.pool().reserve_as(
             JobTimes::for_budget(query.arrival, Duration::from_millis(total)),
-            query.caller.yielding.clone(),
+            query.caller.claim(),
         );
         let mut incomplete = None;
         let thresholds = G::REVIEW_THRESHOLDS;
@@ -498,7 +498,9 @@ impl Service {
                     Err(error) if plies.is_empty() => return Err(error.into()),
                     // Background work that gave its worker back is run again whole later: a
                     // partial review is not its answer.
-                    Err(error @ ServiceError::Pool(super::pool::PoolError::Preempted)) => {
+                    Err(error @ ServiceError::Pool(super::pool::PoolError::Preempted))
+                        if query.caller.yielding.is_some() =>
+                    {
                         return Err(error.into());
                     }
                     Err(error) => {

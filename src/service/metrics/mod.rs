@@ -67,6 +67,14 @@ pub struct ReasonLabel {
     pub reason: &'static str,
 }
 
+/// A client class (an API key's configured class, or `address`: never a key or an address)
+/// and where its search stood against the client's fair share.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ClientShareLabels {
+    pub class: String,
+    pub share: &'static str,
+}
+
 /// The two text formats `/metrics` speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exposition {
@@ -164,6 +172,9 @@ pub struct Metrics {
     pub search_panics: Counter,
     /// Background searches (batch items) stopped to give their worker to an interactive request.
     pub searches_preempted: Counter,
+    /// Interactive searches admitted by client class: `within` or `beyond` the client's fair
+    /// share, and `yielded` (one beyond it stopped for another client's request).
+    pub client_searches: Family<ClientShareLabels, Counter>,
     /// The shared cache's (Redis) metrics, `kibitz_shared_cache_*`.
     pub shared_cache: shared_cache::SharedCacheMetrics,
     /// Batch analyses' metrics, `kibitz_batch_*`.
@@ -291,6 +302,14 @@ impl Metrics {
              late, budget_spent, deterministic_overrun)",
             rejections.clone(),
         );
+        let client_searches = Family::<ClientShareLabels, Counter>::default();
+        registry.register(
+            "client_searches",
+            "Interactive searches by client class (an API key's class, or address): admitted \
+             within or beyond the client's fair share of the workers, or yielded (one beyond \
+             it stopped for another client's request)",
+            client_searches.clone(),
+        );
         let searches_preempted = Counter::default();
         registry.register(
             "searches_preempted",
@@ -337,9 +356,21 @@ impl Metrics {
             rejections,
             search_panics,
             searches_preempted,
+            client_searches,
             shared_cache,
             batch,
         }
+    }
+
+    /// Counts an interactive search of a client of `class` by where it stood against the
+    /// client's share (`within`, `beyond`, `yielded`).
+    pub fn client_search(&self, class: &str, share: &'static str) {
+        self.client_searches
+            .get_or_create(&ClientShareLabels {
+                class: class.to_owned(),
+                share,
+            })
+            .inc();
     }
 
     /// Counts a request shed for `reason`.

@@ -142,8 +142,11 @@ async fn bad_batches_are_refused_before_anything_is_queued_naming_the_item_and_w
 
 #[tokio::test]
 async fn a_client_with_too_many_batches_in_flight_is_refused_with_429() {
+    // The test's requests all come from 127.0.0.1: trusting it as a proxy lets one of them
+    // stand for another client by the address it forwards.
     let (_server, base) = server(Config {
         batch_max_in_flight: 1,
+        trusted_proxies: vec!["127.0.0.0/8".parse().unwrap()],
         ..Config::for_tests()
     })
     .await;
@@ -158,7 +161,18 @@ async fn a_client_with_too_many_batches_in_flight_is_refused_with_429() {
             .unwrap()
             .contains("KIBITZ_BATCH_MAX_IN_FLIGHT")
     );
+    // Another name is not another client (X-Client-Id is not read)...
     let (status, _, _) = submit(&base, &long, Some("bob")).await;
+    assert_eq!(status, 429, "a name chosen by the client lifted its limit");
+    // ...another address is.
+    let status = reqwest::Client::new()
+        .post(format!("{base}/analyses"))
+        .header("x-forwarded-for", "203.0.113.9")
+        .json(&long)
+        .send()
+        .await
+        .expect("an answer")
+        .status();
     assert_eq!(status, 202, "another client has its own limit");
 }
 

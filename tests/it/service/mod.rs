@@ -8,6 +8,7 @@
 //! - `bookkeeping`: what every request gets: log lines, metrics of a panic, ids in errors.
 //! - `api_games`: Connect-4, gomoku and `POST /tree` answers a client can check.
 //! - `cache`: the answer cache.
+//! - `clients`: API keys (401), identities a client cannot choose, fair share under a flood.
 //! - `metrics`: `/metrics` in both exposition formats; every request counted, abandoned ones
 //!   too; the open and queued gauges.
 //! - `openapi_contract`: real responses against openapi.yaml's schemas.
@@ -20,6 +21,7 @@ mod api_games;
 mod api_move;
 mod bookkeeping;
 mod cache;
+mod clients;
 pub mod common;
 mod exposure;
 mod metrics;
