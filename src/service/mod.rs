@@ -178,7 +178,7 @@ pub struct MoveQuery {
 }
 
 /// Most lines `multipv` may ask for: each costs about one more search of the root per
-/// iteration (docs/figures.md, "multipv").
+/// iteration.
 pub const MAX_MULTIPV: u64 = 16;
 
 /// Default `budget_ms`.
