@@ -45,6 +45,20 @@ pub struct MoveScoreJson {
     pub depth: u32,
 }
 
+/// One of the best moves with its own line (`multipv`), best first.
+#[derive(Clone, Debug, Serialize)]
+pub struct LineJson {
+    #[serde(rename = "move")]
+    pub mv: CellJson,
+    pub score: Score,
+    pub outcome: Option<&'static str>,
+    pub plies_to_end: Option<u32>,
+    pub wdl: Option<[u16; 3]>,
+    pub depth: u32,
+    /// The line, starting with `move`.
+    pub pv: Vec<CellJson>,
+}
+
 /// The `200` body of `POST /move`.
 #[derive(Clone, Debug, Serialize)]
 pub struct MoveResponse {
@@ -77,6 +91,9 @@ pub struct MoveResponse {
     pub cached_from: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub analysis: Option<Vec<MoveScoreJson>>,
+    /// With `multipv`: the k best moves, best first, each with its line; `lines[0]` is `move`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<LineJson>>,
     /// With `analysis` under renju: black's forbidden points now, with the reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forbidden: Option<Vec<ForbiddenJson>>,
@@ -154,6 +171,23 @@ impl MoveResponse {
                             plies_to_end,
                             wdl: wdl(answer.game, m.score, m.proof),
                             depth: m.depth,
+                        }
+                    })
+                    .collect()
+            }),
+            lines: answer.lines.as_ref().map(|lines| {
+                lines
+                    .iter()
+                    .map(|line| {
+                        let (outcome_name, plies_to_end) = outcome(line.proof);
+                        LineJson {
+                            mv: cell(line.cell),
+                            score: line.score,
+                            outcome: outcome_name,
+                            plies_to_end,
+                            wdl: wdl(answer.game, line.score, line.proof),
+                            depth: line.depth,
+                            pv: line.pv.iter().map(|&c| cell(c)).collect(),
                         }
                     })
                     .collect()

@@ -90,6 +90,9 @@ pub struct MoveRequest {
     /// These moves may not be chosen.
     #[serde(default)]
     pub exclude: Option<MoveListJson>,
+    /// The k best moves, each with its own line (`lines`); the range is checked by the service.
+    #[serde(default, deserialize_with = "whole::option")]
+    pub multipv: Option<u64>,
 }
 
 impl MoveRequest {
@@ -121,6 +124,7 @@ impl MoveRequest {
                 searchmoves: self.searchmoves.map(Into::into),
                 exclude: self.exclude.map(Into::into),
             },
+            multipv: self.multipv,
         }
     }
 }

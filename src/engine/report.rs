@@ -73,6 +73,18 @@ pub struct MoveScore {
     pub depth: u32,
 }
 
+/// One of the best root moves with its own principal variation (UCI's MultiPV line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub mv: Move,
+    /// Exact at `depth`: the move was searched with a full window.
+    pub score: Score,
+    pub proof: Option<Proof>,
+    pub depth: u32,
+    /// The line, starting with `mv`.
+    pub pv: Vec<Move>,
+}
+
 /// One completed iteration of iterative deepening.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Iteration {
@@ -102,6 +114,10 @@ pub struct SearchReport {
     /// Score of every legal root move, when analysis was asked for: deepest first, then best
     /// first; `root_moves[0]` is `best_move` with `score`.
     pub root_moves: Vec<MoveScore>,
+    /// With `multipv` k > 1 ([`super::SearchOptions::multipv`]): the k best root moves (fewer
+    /// when fewer are legal), best first, each with its own line, all from the same completed
+    /// iteration; `lines[0]` is `best_move` with `score` and `pv`. Empty otherwise.
+    pub lines: Vec<Line>,
     pub iterations: Vec<Iteration>,
 }
 
@@ -119,6 +135,7 @@ impl SearchReport {
             stop_reason,
             pv: Vec::new(),
             root_moves: Vec::new(),
+            lines: Vec::new(),
             iterations: Vec::new(),
         }
     }

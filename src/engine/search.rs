@@ -14,7 +14,7 @@ use super::game::{Game, INFINITY, MAX_PLY, Move, Score, Status, WIN, is_decisive
 use super::limits::{SearchLimits, StopReason};
 use super::ordering::{MoveOrdering, pick_best};
 use super::pv::PvTable;
-use super::report::{Iteration, MoveScore, Proof, SearchReport};
+use super::report::{Iteration, Line, MoveScore, Proof, SearchReport};
 use super::table::{
     Bound, Entry, TableStats, TranspositionTable, score_from_table, score_to_table,
 };
@@ -52,6 +52,11 @@ pub struct SearchOptions {
     /// Extra threads that search the same position through the shared table (Lazy SMP);
     /// 0 searches on the calling thread only. Alpha-beta only.
     pub helper_threads: usize,
+    /// How many best root moves to report, each with its own line (UCI's MultiPV); 0 and 1
+    /// both mean the one best move, searched exactly as without this option. With k > 1 every
+    /// legal root move is a candidate, each iteration searches the root k times (Stockfish's
+    /// loop, see [`Searcher::iterate_multipv`]) and fills [`SearchReport::lines`].
+    pub multipv: usize,
 }
 
 /// Searches `root` under `limits` and reports the best move found.
@@ -205,6 +210,10 @@ impl<'t, G: Game> Searcher<'t, G> {
         report.best_move = Some(best.mv);
         report.pv = vec![best.mv];
         report.stop_reason = StopReason::Depth;
+        let k = self.options.multipv.min(root_moves.len());
+        if k > 1 {
+            return self.iterate_multipv(report, root_moves, k, exact_depth, max_depth);
+        }
 
         for depth in self.first_depth.min(max_depth)..=max_depth {
             if let Some(reason) = self.clock.start_iteration(depth, 0) {
@@ -212,7 +221,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 break;
             }
             let nodes_before = self.clock.nodes();
-            let finished = self.search_root(&mut root_moves, depth as i32);
+            let finished = self.search_root(&mut root_moves, depth as i32, true);
             if !finished && self.options.analysis && report.depth > 0 {
                 // Every move this iteration scored in full is ranked by its deeper score above
                 // every move still at the last depth, so the list, the move and its score agree.
@@ -309,6 +318,123 @@ impl<'t, G: Game> Searcher<'t, G> {
             report.stop_reason = StopReason::Proven;
         }
         report.nodes = self.clock.nodes();
+        if self.options.multipv > 1 {
+            // Several lines asked, one move to play: its line is the only one.
+            report.lines = vec![Line {
+                mv: best.mv,
+                score: report.score,
+                proof: report.proof,
+                depth: report.depth,
+                pv: report.pv.clone(),
+            }];
+        }
+        report
+    }
+
+    /// Iterative deepening with `k` > 1 lines (Stockfish's MultiPV): at each depth, pass
+    /// `pv_idx` in `0..k` searches the root moves from `pv_idx` on (the better ones already
+    /// have their line) and stable-sorts that slice, so its best becomes line `pv_idx` with an
+    /// exact score and its own principal variation. Only the first pass, which sees every
+    /// move, stores the root in the table. An iteration cut short by a limit is dropped whole,
+    /// so that the lines all come from one depth and stay sorted; the result counts as proven
+    /// only when every line is (or the depth reaches the game's end).
+    fn iterate_multipv(
+        &mut self,
+        mut report: SearchReport,
+        mut root_moves: Vec<RootMove>,
+        k: usize,
+        exact_depth: u32,
+        max_depth: u32,
+    ) -> SearchReport {
+        // One line buffer per pass, reused across iterations (a handful of root allocations
+        // per iteration, none per node).
+        let mut pvs: Vec<Vec<Move>> = vec![Vec::new(); k];
+        for depth in self.first_depth.min(max_depth)..=max_depth {
+            if let Some(reason) = self.clock.start_iteration(depth, 0) {
+                report.stop_reason = reason;
+                break;
+            }
+            let nodes_before = self.clock.nodes();
+            let mut finished = true;
+            for pv_idx in 0..k {
+                if !self.search_root(&mut root_moves[pv_idx..], depth as i32, pv_idx == 0) {
+                    finished = false;
+                    break;
+                }
+                root_moves[pv_idx..].sort_by_key(|rm| std::cmp::Reverse(rm.score));
+                let mv = root_moves[pv_idx].mv;
+                let line = self.pv.line(0);
+                pvs[pv_idx].clear();
+                if line.first() == Some(&mv) {
+                    pvs[pv_idx].extend_from_slice(line);
+                } else {
+                    pvs[pv_idx].push(mv);
+                }
+            }
+            if !finished {
+                report.stop_reason = self.clock.stopped().unwrap_or(StopReason::Time);
+                break;
+            }
+            // A later pass can score a move above an earlier one only through the table's
+            // inexactness; keep the lines sorted all the same (stable: pass order on ties).
+            let mut order: Vec<usize> = (0..k).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(root_moves[i].score));
+            let top: Vec<RootMove> = order.iter().map(|&i| root_moves[i]).collect();
+            let top_pvs: Vec<Vec<Move>> = order.iter().map(|&i| pvs[i].clone()).collect();
+            root_moves[..k].copy_from_slice(&top);
+            for rm in root_moves.iter_mut() {
+                rm.settled = rm.score;
+                rm.settled_depth = depth;
+            }
+            let best = root_moves[0];
+            report.complete_iteration(
+                Iteration {
+                    depth,
+                    score: best.score,
+                    best_move: best.mv,
+                    nodes: self.clock.nodes() - nodes_before,
+                },
+                &top_pvs[0],
+                self.clock.nodes(),
+                self.clock.limits().progress.as_ref(),
+            );
+            report.lines = top
+                .iter()
+                .zip(top_pvs)
+                .map(|(rm, pv)| Line {
+                    mv: rm.mv,
+                    score: rm.score,
+                    proof: self.proof_of(rm.score, depth, exact_depth),
+                    depth,
+                    pv,
+                })
+                .collect();
+            if self.options.analysis {
+                // Every move was searched with a full window in the pass that saw it last.
+                report.root_moves = root_moves
+                    .iter()
+                    .map(|rm| MoveScore {
+                        mv: rm.mv,
+                        score: rm.score,
+                        proof: self.proof_of(rm.score, depth, exact_depth),
+                        depth,
+                    })
+                    .collect();
+            }
+            report.proof = self.proof_of(best.score, depth, exact_depth);
+            let every_move_proven =
+                !self.options.analysis || root_moves.iter().all(|rm| is_decisive(rm.score));
+            let proven = depth >= exact_depth
+                || (report.lines.iter().all(|l| l.proof.is_some()) && every_move_proven);
+            if proven {
+                report.stop_reason = StopReason::Proven;
+                break;
+            }
+            if depth == max_depth {
+                report.stop_reason = StopReason::Depth;
+            }
+        }
+        report.nodes = self.clock.nodes();
         report
     }
 
@@ -367,6 +493,7 @@ impl<'t, G: Game> Searcher<'t, G> {
             self.pos.legal_moves(&mut moves);
             moves.retain(|&mv| filter.allows(mv));
         } else if (self.options.analysis && !self.options.candidates_only)
+            || self.options.multipv > 1
             || self.options.algorithm == Algorithm::Minimax
         {
             self.pos.legal_moves(&mut moves);
@@ -401,7 +528,9 @@ impl<'t, G: Game> Searcher<'t, G> {
 
     /// One iteration over the root moves; false when a limit cut it short.
     #[allow(clippy::needless_range_loop)] // `i` also picks the search window.
-    fn search_root(&mut self, root_moves: &mut [RootMove], depth: i32) -> bool {
+    /// `store`: whether the best of `root_moves` is the position's value, for the table (not
+    /// when a MultiPV pass leaves the better moves out).
+    fn search_root(&mut self, root_moves: &mut [RootMove], depth: i32, store: bool) -> bool {
         self.clock.count();
         let mut alpha = -INFINITY;
         let beta = INFINITY;
@@ -453,7 +582,7 @@ impl<'t, G: Game> Searcher<'t, G> {
         }
         // A restricted root's best is not the position's value: the shared table must not
         // hold it for other searches.
-        if self.options.without_table || self.clock.limits().root.is_some() {
+        if !store || self.options.without_table || self.clock.limits().root.is_some() {
             return true;
         }
         self.table.store(

@@ -270,6 +270,7 @@ mod tests {
             stop_reason: crate::engine::StopReason::Depth,
             pv: vec![moves[0].mv, Move(99)],
             root_moves: moves,
+            lines: Vec::new(),
             iterations: Vec::new(),
         }
     }

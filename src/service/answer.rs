@@ -28,6 +28,17 @@ pub struct ScoredCell {
     pub depth: u32,
 }
 
+/// One of the best moves with its own line (`multipv`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineCell {
+    pub cell: Cell,
+    pub score: Score,
+    pub proof: Option<Proof>,
+    pub depth: u32,
+    /// The line's cells, read along it, starting with `cell`.
+    pub pv: Vec<Cell>,
+}
+
 /// A point the rules forbid to a player now (renju: black), for analysis.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForbiddenCell {
@@ -70,6 +81,9 @@ pub struct Answer {
     pub analysis: Option<Vec<ScoredCell>>,
     /// With analysis, under rules that forbid points (renju): black's forbidden points now.
     pub forbidden: Option<Vec<ForbiddenCell>>,
+    /// With `multipv`: the best moves, best first, each with its line; `lines[0]` is `best`
+    /// with `score`, `proof` and `pv`.
+    pub lines: Option<Vec<LineCell>>,
     /// The level, seed and mode the answer was computed with.
     pub style: levels::Style,
 }
@@ -87,6 +101,13 @@ impl Answer {
                 .forbidden
                 .as_ref()
                 .map_or(0, |f| f.capacity() * std::mem::size_of::<ForbiddenCell>())
+            + self.lines.as_ref().map_or(0, |lines| {
+                lines.capacity() * std::mem::size_of::<LineCell>()
+                    + lines
+                        .iter()
+                        .map(|l| l.pv.capacity() * std::mem::size_of::<Cell>())
+                        .sum::<usize>()
+            })
     }
 }
 
@@ -110,14 +131,33 @@ pub(super) fn think<G: ServedGame>(
 ) -> Result<Answer, ServiceError> {
     let report = levels::search_at_level(position, limits, options, table, &style);
     let best = report.best_move.ok_or(ServiceError::NoMove)?;
-    // The PV's cells are read along the line (a Connect-4 move's landing cell depends on it).
-    let mut walk = position.clone();
-    let mut pv = Vec::with_capacity(report.pv.len());
-    for &mv in &report.pv {
-        pv.push(walk.cell_of(mv));
-        walk.make(mv);
-    }
+    let pv = cells_along(position, &report.pv);
     let cell = |mv: Move| position.cell_of(mv);
+    // With `multipv`, the engine's lines; at k = 1 (or a search cut short before its first
+    // multi-line iteration) the one line is the answer's own move.
+    let lines = (options.multipv > 0).then(|| {
+        if report.lines.is_empty() {
+            vec![LineCell {
+                cell: cell(best),
+                score: report.score,
+                proof: report.proof,
+                depth: report.depth,
+                pv: pv.clone(),
+            }]
+        } else {
+            report
+                .lines
+                .iter()
+                .map(|line| LineCell {
+                    cell: cell(line.mv),
+                    score: line.score,
+                    proof: line.proof,
+                    depth: line.depth,
+                    pv: cells_along(position, &line.pv),
+                })
+                .collect()
+        }
+    });
     Ok(Answer {
         game: G::NAME,
         to_move: position.side_to_move(),
@@ -168,6 +208,19 @@ pub(super) fn think<G: ServedGame>(
                     })
                     .collect()
             }),
+        lines,
         style,
     })
+}
+
+/// The cells of `line` from `position`, read along it (a Connect-4 move's landing cell depends
+/// on the moves before it).
+fn cells_along<G: ServedGame>(position: &G, line: &[Move]) -> Vec<Cell> {
+    let mut walk = position.clone();
+    let mut cells = Vec::with_capacity(line.len());
+    for &mv in line {
+        cells.push(walk.cell_of(mv));
+        walk.make(mv);
+    }
+    cells
 }

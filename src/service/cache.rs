@@ -40,6 +40,8 @@ pub struct CacheKey {
     pub style: super::levels::Style,
     /// The root's restriction ([`super::root::RootPlan::key`]); empty for every move. A restricted answer never serves another restriction or none.
     pub root: String,
+    /// `multipv` as asked (0: not asked, no `lines`); at most [`super::MAX_MULTIPV`].
+    pub multipv: u8,
 }
 
 impl CacheKey {
@@ -58,6 +60,7 @@ impl CacheKey {
             max_nodes: None,
             style: Default::default(),
             root: String::new(),
+            multipv: 0,
         }
     }
 }

@@ -60,7 +60,7 @@ use crate::engine::{
 use crate::games::{BoardGame, Cell, Grid, PositionError};
 
 use answer::think;
-pub use answer::{Answer, ForbiddenCell, IterationCell, ScoredCell, Served};
+pub use answer::{Answer, ForbiddenCell, IterationCell, LineCell, ScoredCell, Served};
 use cache::{AnswerCache, AskedLimits, CacheKey, CacheTier};
 use games::{GAME_NAMES, GameTask, RulesError, ServedGame, table_caps, with_game};
 use latency::JobTimes;
@@ -173,7 +173,13 @@ pub struct MoveQuery {
     pub caller: caller::Caller,
     /// `searchmoves` and `exclude` (the default: every move).
     pub root: root::RootQuery,
+    /// How many best moves to answer with a line each (`lines`); `None`: no `lines`.
+    pub multipv: Option<u64>,
 }
+
+/// Most lines `multipv` may ask for: each costs about one more search of the root per
+/// iteration.
+pub const MAX_MULTIPV: u64 = 16;
 
 /// Default `budget_ms`.
 pub const DEFAULT_BUDGET_MS: u64 = 1000;
@@ -385,6 +391,14 @@ impl Service {
                 message: format!("max_depth is {depth}; it must be between 1 and {MAX_DEPTH}"),
             });
         }
+        if let Some(k) = query.multipv
+            && !(1..=MAX_MULTIPV).contains(&k)
+        {
+            return Err(ServiceError::OutOfRange {
+                pointer: "/multipv",
+                message: format!("multipv is {k}; it must be between 1 and {MAX_MULTIPV}"),
+            });
+        }
         if query.max_nodes == Some(0) {
             return Err(ServiceError::OutOfRange {
                 pointer: "/max_nodes",
@@ -438,6 +452,20 @@ impl Service {
             }
         };
         let style = levels::resolve(&query.style)?;
+        if query.multipv.is_some_and(|k| k > 1) && style.level < crate::engine::skill::FULL_STRENGTH
+        {
+            // A weakened level draws its move from among the candidates, so its move would
+            // not be the best line's.
+            return Err(ServiceError::OutOfRange {
+                pointer: "/multipv",
+                message: format!(
+                    "multipv above 1 needs full strength (level {}); level {} draws its move \
+                     at random among the candidates",
+                    crate::engine::skill::FULL_STRENGTH,
+                    style.level
+                ),
+            });
+        }
         let plan = root::resolve(&query.root, &position, &grid)?;
         Ok(Checked {
             asked,
@@ -514,10 +542,11 @@ impl Service {
             max_nodes: asked.max_nodes,
             style,
             root: plan.key(),
+            multipv: query.multipv.unwrap_or(0) as u8,
         };
-        // The shared cache's checks know no root restriction: a restricted question is
-        // answered by this replica and its own cache only.
-        let shareable = cacheable && key.root.is_empty();
+        // The shared cache's checks know no root restriction and no lines: a restricted or
+        // multi-line question is answered by this replica and its own cache only.
+        let shareable = cacheable && key.root.is_empty() && key.multipv == 0;
         let metrics = &self.inner.metrics;
         let label = GameLabel { game: G::NAME };
         if cacheable && let Some(answer) = self.inner.cache.get(&key, &asked) {
@@ -585,6 +614,7 @@ impl Service {
             algorithm: query.algorithm,
             analysis: query.analysis,
             helper_threads: usize::from(spare_core),
+            multipv: query.multipv.unwrap_or(0) as usize,
             ..SearchOptions::default()
         };
         // Step 4. The job a worker runs: the search on the game's shared table (a deterministic

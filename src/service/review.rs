@@ -487,6 +487,7 @@ impl Service {
                             style: Default::default(),
                             caller: query.caller.clone(),
                             root: Default::default(),
+                            multipv: None,
                         },
                         Runner::Held(&mut worker),
                     )

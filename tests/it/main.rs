@@ -32,6 +32,7 @@
 //! - `move_lists`: positions as move lists (JSON or notation) and moves named in answers.
 //! - `node_signature`: both searchers visit the nodes `tests/data/node-signature.txt` records.
 //! - `root_moves`: `searchmoves` and `exclude` restrict the root in every game.
+//! - `multipv`: the k best moves with a line each, in the engine and through `POST /move`.
 //! - `wdl`: win/draw/loss on every scored answer, exact when proven (tic-tac-toe exhaustively).
 
 mod analyses;
@@ -55,6 +56,7 @@ mod gomoku_tactics;
 mod levels;
 mod live_progress;
 mod move_lists;
+mod multipv;
 mod node_signature;
 mod playground;
 mod redis_support;

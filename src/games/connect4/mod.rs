@@ -27,7 +27,7 @@ pub mod solver;
 use std::time::Instant;
 
 use crate::engine::{
-    Algorithm, Deadline, Game, Iteration, Move, MoveScore, Outcome, Proof, RootFilter, Score,
+    Algorithm, Deadline, Game, Iteration, Line, Move, MoveScore, Outcome, Proof, RootFilter, Score,
     SearchLimits, SearchOptions, SearchReport, Side, Status, StopReason, TranspositionTable, WIN,
     search,
 };
@@ -190,21 +190,25 @@ impl Connect4 {
     /// Solves exactly under `limits`; `None` when a limit stopped the solver first.
     /// With `root`, only the columns it allows are played (and, with `analysis`, scored): each
     /// is solved on its own and the best taken, since the position's own value may come from
-    /// a column the client ruled out.
+    /// a column the client ruled out. With `multipv` k > 1 every allowed column is solved the
+    /// same way and the k best get a proven line each ([`SearchReport::lines`]).
     fn solve_report(
         &self,
         solver: &mut Solver<'_>,
-        analysis: bool,
+        options: SearchOptions,
         root: Option<&RootFilter>,
         start: Instant,
     ) -> Option<SearchReport> {
         let pos = &self.position;
-        let (value, best_col, root_moves) = if analysis || root.is_some() {
+        let analysis = options.analysis;
+        let mut columns = Vec::new();
+        let (value, best_col, root_moves) = if analysis || root.is_some() || options.multipv > 1 {
             let allowed = |col: u32| RootFilter::admits(root, Move(col as u16));
             let mut scores = solver.analyse_columns(pos, allowed)?;
             // Best first; ties keep column order.
             scores.sort_by_key(|&(_, s)| std::cmp::Reverse(s));
             let (best_col, value) = *scores.first()?;
+            columns.clone_from(&scores);
             let root_moves = scores
                 .iter()
                 .map(|&(col, s)| {
@@ -226,6 +230,27 @@ impl Connect4 {
         let (score, proof) = self.engine_score(value);
         let depth = self.max_remaining_plies();
         let pv = self.proven_line(solver, value, best_col);
+        let lines = if options.multipv > 1 {
+            let mut lines = Vec::with_capacity(options.multipv.min(columns.len()));
+            for (i, &(col, col_value)) in columns.iter().take(options.multipv).enumerate() {
+                let (score, proof) = self.engine_score(col_value);
+                let line = if i == 0 {
+                    pv.clone()
+                } else {
+                    self.proven_line(solver, col_value, col)
+                };
+                lines.push(Line {
+                    mv: Move(col as u16),
+                    score,
+                    proof: Some(proof),
+                    depth,
+                    pv: line,
+                });
+            }
+            lines
+        } else {
+            Vec::new()
+        };
         Some(SearchReport {
             best_move: Some(Move(best_col as u16)),
             score,
@@ -237,6 +262,7 @@ impl Connect4 {
             stop_reason: StopReason::Proven,
             pv,
             root_moves,
+            lines,
             // The solver's one "iteration" is the whole game tree, so the report's depth and
             // its iterations agree.
             iterations: vec![Iteration {
@@ -467,7 +493,7 @@ impl BoardGame for Connect4 {
         };
         let mut solver = Solver::new(self.geometry, table, solver_limits).with_book(&STANDARD_BOOK);
         if let Some(mut report) =
-            self.solve_report(&mut solver, options.analysis, limits.root.as_ref(), start)
+            self.solve_report(&mut solver, options, limits.root.as_ref(), start)
         {
             if solver.book_hits > 0 {
                 report.stop_reason = StopReason::Book;

@@ -32,8 +32,12 @@ impl Gomoku {
             helper_threads: 0,
             ..options
         };
+        // Several lines (multipv) come from the exact engine too, as analysis does: the threat
+        // shortcuts and the defence swap answer one move, and would break "`lines[0]` is the
+        // move".
         if options.algorithm == Algorithm::Minimax
             || options.analysis
+            || options.multipv > 1
             || self.status() != Status::Ongoing
         {
             return exact_search(self, limits, options, table);
@@ -254,6 +258,7 @@ fn proven_win(
         stop_reason,
         pv,
         root_moves: Vec::new(),
+        lines: Vec::new(),
         iterations: Vec::new(),
     }
 }

@@ -251,6 +251,8 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
             .collect(),
         analysis,
         forbidden,
+        // Answers with lines are never stored (see `Service::play_on`).
+        lines: None,
         style: key.style,
     };
     Some(answer)
@@ -306,6 +308,7 @@ mod tests {
                 cell: Cell { row: 1, col: 1 },
                 reason: "double_three",
             }]),
+            lines: None,
             style: Default::default(),
         }
     }

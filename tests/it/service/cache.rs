@@ -176,6 +176,7 @@ fn the_cache_stays_within_its_byte_bound() {
         iterations: Vec::new(),
         analysis: None,
         forbidden: None,
+        lines: None,
         style: Default::default(),
     });
     for i in 0..500 {

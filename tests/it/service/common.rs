@@ -127,6 +127,7 @@ pub fn query(game: &str, board: &[&str], budget_ms: u64) -> MoveQuery {
         progress: None,
         caller: Default::default(),
         root: Default::default(),
+        multipv: None,
     }
 }
 
