@@ -271,6 +271,7 @@ mod tests {
             pv: vec![moves[0].mv, Move(99)],
             root_moves: moves,
             iterations: Vec::new(),
+            threat_proof: None,
         }
     }
 

@@ -33,6 +33,7 @@
 //! - `node_signature`: both searchers visit the nodes `tests/data/node-signature.txt` records.
 //! - `root_moves`: `searchmoves` and `exclude` restrict the root in every game.
 //! - `wdl`: win/draw/loss on every scored answer, exact when proven (tic-tac-toe exhaustively).
+//! - `threat_labels`: gomoku's `threats` (what a move makes and blocks, a VCF's kind and length).
 
 mod analyses;
 mod analysis_agreement;
@@ -65,5 +66,6 @@ mod search_limits;
 mod service;
 mod shared_cache;
 mod sse_client;
+mod threat_labels;
 mod tictactoe_perfect;
 mod wdl;
