@@ -2,6 +2,7 @@
 //!
 //! - [`moves`]: `POST /move`.
 //! - [`move_response`]: its answer's body.
+//! - [`threats`]: a gomoku answer's threat labels (what the move makes and blocks).
 //! - [`move_list`]: `moves`, a game as its moves (JSON or the game's notation).
 //! - [`stream`]: `POST /move` as Server-Sent Events (live progress).
 //! - [`review`]: `POST /review`, a game judged ply by ply.
@@ -34,6 +35,7 @@ pub mod playground;
 pub mod review;
 pub mod sse;
 pub mod stream;
+pub mod threats;
 pub mod tree;
 pub mod vocabulary;
 

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::threats::ThreatsJson;
 use super::vocabulary::{CellJson, Player, millis, outcome, wdl, wdl_model};
 use crate::engine::Score;
 use crate::games::Cell;
@@ -103,6 +104,9 @@ pub struct MoveResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     pub deterministic: bool,
+    /// Gomoku: what `move` makes and blocks, and a threat search's proof of the win.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threats: Option<ThreatsJson>,
 }
 
 /// A point black may not play (renju), for analysis.
@@ -204,6 +208,10 @@ impl MoveResponse {
             level: answer.style.level,
             seed: answer.style.seed,
             deterministic: answer.style.deterministic,
+            threats: answer
+                .threats
+                .as_ref()
+                .map(|labels| ThreatsJson::new(labels, answer.threat_proof, answer.proof)),
         }
     }
 }

@@ -29,6 +29,6 @@ pub mod threads;
 pub use game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Side, Status, WIN, is_decisive};
 pub use limits::{CancelFlag, Deadline, RootFilter, SearchLimits, StopReason};
 pub use progress::{IterationInfo, Progress, ProgressObserver};
-pub use report::{Iteration, Line, MoveScore, Outcome, Proof, SearchReport};
+pub use report::{Iteration, Line, MoveScore, Outcome, Proof, SearchReport, ThreatProof};
 pub use search::{Algorithm, SearchOptions, search};
 pub use table::{Bound, Entry, TableStats, TranspositionTable};

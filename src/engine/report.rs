@@ -61,6 +61,30 @@ impl Proof {
     }
 }
 
+/// Which selective threat search proved a report's win, when a game's own one did (gomoku's
+/// root searches); the engine's exact search and game solvers leave it unset. A
+/// threat-space proof is a line of forcing moves, the kind a teacher names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ThreatProof {
+    /// Victory by continuous fours: every attacking move makes a four.
+    Vcf,
+    /// Victory by continuous threats: fours and open threes.
+    Vct,
+}
+
+impl ThreatProof {
+    /// Both kinds, for reading names back.
+    pub const ALL: [ThreatProof; 2] = [ThreatProof::Vcf, ThreatProof::Vct];
+
+    /// Upper-case name, as players write it (`VCF`, `VCT`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThreatProof::Vcf => "VCF",
+            ThreatProof::Vct => "VCT",
+        }
+    }
+}
+
 /// The score of one root move, from the side to move's point of view.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoveScore {
@@ -119,6 +143,8 @@ pub struct SearchReport {
     /// iteration; `lines[0]` is `best_move` with `score` and `pv`. Empty otherwise.
     pub lines: Vec<Line>,
     pub iterations: Vec<Iteration>,
+    /// Set when `proof` (a win, `proof.plies_to_end` plies long) came from a threat search.
+    pub threat_proof: Option<ThreatProof>,
 }
 
 impl SearchReport {
@@ -137,6 +163,7 @@ impl SearchReport {
             root_moves: Vec::new(),
             lines: Vec::new(),
             iterations: Vec::new(),
+            threat_proof: None,
         }
     }
 

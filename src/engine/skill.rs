@@ -272,6 +272,7 @@ mod tests {
             root_moves: moves,
             lines: Vec::new(),
             iterations: Vec::new(),
+            threat_proof: None,
         }
     }
 

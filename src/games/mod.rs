@@ -273,6 +273,14 @@ pub trait BoardGame: Game + Debug {
         None
     }
 
+    /// What playing `mv` makes and blocks in threat terms (gomoku's [`gomoku::labels`]: a five,
+    /// an open four, ...; under renju, black's forbidden point instead); `None` for a game
+    /// without such labels, an illegal move or a finished game. Callable for any move of the
+    /// position: the suggested one, or the first move of each line.
+    fn threat_labels(&self, _mv: Move) -> Option<gomoku::labels::MoveLabels> {
+        None
+    }
+
     /// Searches the position. The generic engine by default.
     fn think(
         &self,

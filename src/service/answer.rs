@@ -13,10 +13,11 @@ use super::cache::CacheTier;
 use super::games::ServedGame;
 use super::levels;
 use crate::engine::{
-    Move, Proof, Score, SearchLimits, SearchOptions, Side, StopReason, TableStats,
-    TranspositionTable,
+    Move, Outcome, Proof, Score, SearchLimits, SearchOptions, Side, StopReason, TableStats,
+    ThreatProof, TranspositionTable,
 };
 use crate::games::Cell;
+use crate::games::gomoku::labels::{MoveLabels, Threat};
 
 /// A root move with its score, for analysis.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,6 +87,12 @@ pub struct Answer {
     pub lines: Option<Vec<LineCell>>,
     /// The level, seed and mode the answer was computed with.
     pub style: levels::Style,
+    /// Gomoku: what `best` makes and blocks ([`crate::games::BoardGame::threat_labels`]);
+    /// `None` for the other games. It follows from the position and the move, so the shared
+    /// cache does not store it: [`label_best`] works it out again on reading.
+    pub threats: Option<MoveLabels>,
+    /// Set when `proof` (a win) came from a threat search: gomoku's root VCF or VCT.
+    pub threat_proof: Option<ThreatProof>,
 }
 
 impl Answer {
@@ -107,6 +114,9 @@ impl Answer {
                         .iter()
                         .map(|l| l.pv.capacity() * std::mem::size_of::<Cell>())
                         .sum::<usize>()
+            })
+            + self.threats.as_ref().map_or(0, |t| {
+                (t.makes.capacity() + t.blocks.capacity()) * std::mem::size_of::<Threat>()
             })
     }
 }
@@ -210,6 +220,12 @@ pub(super) fn think<G: ServedGame>(
             }),
         lines,
         style,
+        threats: position.threat_labels(best),
+        // Only a win is proven by a threat search; anything else would be a bug upstream,
+        // and the label would mislead.
+        threat_proof: report
+            .threat_proof
+            .filter(|_| report.proof.is_some_and(|p| p.outcome == Outcome::Win)),
     })
 }
 
@@ -223,4 +239,15 @@ fn cells_along<G: ServedGame>(position: &G, line: &[Move]) -> Vec<Cell> {
         walk.make(mv);
     }
     cells
+}
+
+/// The threat labels of the move that plays into `best` in `position` (`None` when no legal
+/// move does, or the game has no labels): for an answer read back from the shared cache.
+pub(super) fn label_best<G: ServedGame>(position: &G, best: Cell) -> Option<MoveLabels> {
+    let mut moves = Vec::new();
+    position.legal_moves(&mut moves);
+    moves
+        .into_iter()
+        .find(|&mv| position.cell_of(mv) == best)
+        .and_then(|mv| position.threat_labels(mv))
 }

@@ -714,7 +714,8 @@ impl Service {
             return None;
         };
         metrics.hits.get_or_create(label).inc();
-        let answer = Arc::new(answer);
+        let threats = answer::label_best(position, answer.best);
+        let answer = Arc::new(Answer { threats, ..answer });
         self.inner.cache.put(key.clone(), Arc::clone(&answer));
         Some(Served {
             answer,

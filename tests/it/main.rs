@@ -34,6 +34,7 @@
 //! - `root_moves`: `searchmoves` and `exclude` restrict the root in every game.
 //! - `multipv`: the k best moves with a line each, in the engine and through `POST /move`.
 //! - `wdl`: win/draw/loss on every scored answer, exact when proven (tic-tac-toe exhaustively).
+//! - `threat_labels`: gomoku's `threats` (what a move makes and blocks, a VCF's kind and length).
 
 mod analyses;
 mod analysis_agreement;
@@ -67,6 +68,7 @@ mod search_limits;
 mod service;
 mod shared_cache;
 mod sse_client;
+mod threat_labels;
 mod tictactoe_oracle;
 mod tictactoe_perfect;
 mod wdl;

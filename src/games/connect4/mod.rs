@@ -271,6 +271,7 @@ impl Connect4 {
                 best_move: Move(best_col as u16),
                 nodes: solver.nodes,
             }],
+            threat_proof: None,
         })
     }
 }

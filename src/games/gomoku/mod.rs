@@ -22,11 +22,13 @@
 //! - [`vct`]: the victory-by-continuous-threats (fours and threes) AND/OR search.
 //! - [`renju`]: renju's forbidden points for black (exact, recursive).
 //! - [`wincheck`]: the static win test (won and lost shapes from the counts alone).
+//! - [`labels`]: what a move makes and blocks, in a teacher's words (five, open four, ...).
 
 pub mod board;
 pub mod cell_set;
 mod defence;
 pub mod eval;
+pub mod labels;
 mod line_stones;
 pub mod patterns;
 pub mod renju;
@@ -558,6 +560,10 @@ impl BoardGame for Gomoku {
     const NAME: &'static str = "gomoku";
     const MAX_SIDE: usize = MAX_SIDE;
     const SPARE_CORE_HELPS: bool = true;
+
+    fn threat_labels(&self, mv: Move) -> Option<labels::MoveLabels> {
+        Gomoku::threat_labels(self, mv)
+    }
 
     fn forbidden_cells(&self) -> Option<Vec<(Move, &'static str)>> {
         self.board.geo.rules.renju.then(|| {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::defence::{Threat, ThreatCheck};
 use super::*;
-use crate::engine::RootFilter;
+use crate::engine::{RootFilter, ThreatProof};
 
 /// Most nodes the root VCT may visit.
 const ROOT_VCT_NODES: u64 = 100_000;
@@ -48,7 +48,7 @@ impl Gomoku {
         let root = limits.root.as_ref();
         let allowed = |mv: Move| RootFilter::admits(root, mv);
         if let Some(mv) = self.immediate_win().filter(|&mv| allowed(mv)) {
-            return proven_win(mv, vec![mv], 1, 1, start, StopReason::Proven);
+            return proven_win(mv, vec![mv], 1, 1, start, None);
         }
         let deadline = limits.deadline.map(|d| d.0);
         let share = |fraction: u32| {
@@ -76,7 +76,7 @@ impl Gomoku {
                     plies,
                     solver.nodes(),
                     start,
-                    StopReason::Proven,
+                    Some(ThreatProof::Vcf),
                 );
             }
             // Step 2b. Our own VCT (fours and threes), with up to a quarter of what is left and
@@ -93,7 +93,7 @@ impl Gomoku {
             let found = threats.solve(limits.max_depth.unwrap_or(vct::MAX_THREATS), &vct_limits);
             if let Some((mv, plies)) = found.filter(|&(mv, _)| allowed(mv)) {
                 let nodes = solver.nodes() + threats.nodes();
-                return proven_win(mv, vec![mv], plies, nodes, start, StopReason::Proven);
+                return proven_win(mv, vec![mv], plies, nodes, start, Some(ThreatProof::Vct));
             }
             vct_nodes = threats.nodes();
         }
@@ -234,14 +234,15 @@ impl Gomoku {
     }
 }
 
-/// The report of a win proven by the threat search.
+/// The report of a win proven at the root: a five now (`by` `None`) or a threat search's line
+/// (`by` its kind, carried to the answer so that it can say how the win was proven).
 fn proven_win(
     mv: Move,
     pv: Vec<Move>,
     plies: u32,
     nodes: u64,
     start: Instant,
-    stop_reason: StopReason,
+    by: Option<ThreatProof>,
 ) -> SearchReport {
     let score = WIN - plies as Score;
     SearchReport {
@@ -255,10 +256,11 @@ fn proven_win(
         nodes,
         table: TableStats::default(),
         elapsed: start.elapsed().max(Duration::from_nanos(1)),
-        stop_reason,
+        stop_reason: StopReason::Proven,
         pv,
         root_moves: Vec::new(),
         lines: Vec::new(),
         iterations: Vec::new(),
+        threat_proof: by,
     }
 }

@@ -118,6 +118,11 @@ pub fn check<G: ServedGame>(
     root.get(answer.best)
         .ok_or(Refusal::BestMove(answer.best))?;
     score_with_proof(answer.score, answer.proof, remaining).map_err(Refusal::Score)?;
+    if answer.threat_proof.is_some() && !answer.proof.is_some_and(|p| p.outcome == Outcome::Win) {
+        return Err(Refusal::Score(
+            "a threat search's proof without a proven win".into(),
+        ));
+    }
     if answer.depth > MAX_DEPTH {
         return Err(Refusal::Depth(answer.depth));
     }

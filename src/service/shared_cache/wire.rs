@@ -11,14 +11,14 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Outcome, Proof, StopReason, TableStats};
+use crate::engine::{Outcome, Proof, StopReason, TableStats, ThreatProof};
 use crate::games::Cell;
 use crate::service::cache::CacheKey;
 use crate::service::{Answer, ForbiddenCell, IterationCell, ScoredCell};
 
 /// Bumped whenever the key or value layout changes (3: `nps` is no longer stored; 4: the
-/// root's restriction ends the key).
-pub const FORMAT_VERSION: u32 = 4;
+/// root's restriction ends the key; 5: `threat_proof`).
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The Redis key of a question: format and crate versions first, then every part of
 /// [`CacheKey`] (none contains `|`: names, canonical rules and board text, numbers).
@@ -75,6 +75,10 @@ struct WireEntry {
     /// `[cell, reason]` per forbidden point (renju analysis).
     #[serde(default)]
     forbidden: Option<Vec<(WireCell, String)>>,
+    /// `VCF` or `VCT` when a threat search proved the win (gomoku). The move's threat labels
+    /// are not stored: they follow from the position.
+    #[serde(default)]
+    threat_proof: Option<String>,
 }
 
 /// One analysed root move: `[cell, score, proof, depth]`.
@@ -118,6 +122,12 @@ fn forbidden_reason_of(name: &str) -> Option<&'static str> {
         .into_iter()
         .map(|reason| reason.name())
         .find(|&known| known == name)
+}
+
+fn threat_proof_of(name: &str) -> Option<ThreatProof> {
+    ThreatProof::ALL
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
 }
 
 fn stop_reason_of(name: &str) -> Option<StopReason> {
@@ -174,6 +184,7 @@ pub fn encode(answer: &Answer) -> Vec<u8> {
                 .map(|p| (wire_cell(p.cell), p.reason.to_owned()))
                 .collect()
         }),
+        threat_proof: answer.threat_proof.map(|kind| kind.as_str().to_owned()),
     };
     // Serialising plain data into a Vec cannot fail.
     serde_json::to_vec(&entry).unwrap_or_default()
@@ -220,6 +231,10 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
         ),
         None => None,
     };
+    let threat_proof = match entry.threat_proof {
+        Some(name) => Some(threat_proof_of(&name)?),
+        None => None,
+    };
     let elapsed = Duration::from_micros(entry.elapsed_us);
     let answer = Answer {
         game: key.game,
@@ -254,6 +269,8 @@ pub fn decode(key: &CacheKey, value: &[u8]) -> Option<Answer> {
         // Answers with lines are never stored (see `Service::play_on`).
         lines: None,
         style: key.style,
+        threats: None,
+        threat_proof,
     };
     Some(answer)
 }
@@ -310,6 +327,8 @@ mod tests {
             }]),
             lines: None,
             style: Default::default(),
+            threats: None,
+            threat_proof: Some(ThreatProof::Vct),
         }
     }
 

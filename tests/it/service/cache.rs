@@ -178,6 +178,8 @@ fn the_cache_stays_within_its_byte_bound() {
         forbidden: None,
         lines: None,
         style: Default::default(),
+        threats: None,
+        threat_proof: None,
     });
     for i in 0..500 {
         let key = CacheKey::plain("tictactoe", format!("{i:09}"), Side::First);
