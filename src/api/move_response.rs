@@ -58,6 +58,9 @@ pub struct LineJson {
     pub depth: u32,
     /// The line, starting with `move`.
     pub pv: Vec<CellJson>,
+    /// Gomoku: what the line's move makes and blocks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threats: Option<ThreatsJson>,
 }
 
 /// The `200` body of `POST /move`.
@@ -192,6 +195,11 @@ impl MoveResponse {
                             wdl: wdl(answer.game, line.score, line.proof),
                             depth: line.depth,
                             pv: line.pv.iter().map(|&c| cell(c)).collect(),
+                            // A line's proof is the engine's own, never a threat search's.
+                            threats: line
+                                .threats
+                                .as_ref()
+                                .map(|labels| ThreatsJson::new(labels, None, line.proof)),
                         }
                     })
                     .collect()

@@ -38,6 +38,8 @@ pub struct LineCell {
     pub depth: u32,
     /// The line's cells, read along it, starting with `cell`.
     pub pv: Vec<Cell>,
+    /// Gomoku: what the line's move makes and blocks (as the answer's `threats`).
+    pub threats: Option<MoveLabels>,
 }
 
 /// A point the rules forbid to a player now (renju: black), for analysis.
@@ -112,7 +114,13 @@ impl Answer {
                 lines.capacity() * std::mem::size_of::<LineCell>()
                     + lines
                         .iter()
-                        .map(|l| l.pv.capacity() * std::mem::size_of::<Cell>())
+                        .map(|l| {
+                            l.pv.capacity() * std::mem::size_of::<Cell>()
+                                + l.threats.as_ref().map_or(0, |t| {
+                                    (t.makes.capacity() + t.blocks.capacity())
+                                        * std::mem::size_of::<Threat>()
+                                })
+                        })
                         .sum::<usize>()
             })
             + self.threats.as_ref().map_or(0, |t| {
@@ -153,6 +161,7 @@ pub(super) fn think<G: ServedGame>(
                 proof: report.proof,
                 depth: report.depth,
                 pv: pv.clone(),
+                threats: position.threat_labels(best),
             }]
         } else {
             report
@@ -164,6 +173,7 @@ pub(super) fn think<G: ServedGame>(
                     proof: line.proof,
                     depth: line.depth,
                     pv: cells_along(position, &line.pv),
+                    threats: position.threat_labels(line.mv),
                 })
                 .collect()
         }

@@ -5,12 +5,11 @@
 //! an open four's two fives both on top; and through `POST /move` and batch items: `lines`
 //! rendered, agreeing with `analysis`, and 422s for a k out of range.
 
-use std::collections::HashMap;
-
 use serde_json::{Value, json};
 
 use crate::boards::{board, board15};
 use crate::service::common::*;
+use crate::tictactoe_oracle::{Memo, move_value, unfinished_positions};
 use kibitz::engine::{
     Game, Move, Outcome, SearchLimits, SearchOptions, SearchReport, Status, StopReason,
     TranspositionTable, WIN, search,
@@ -19,58 +18,6 @@ use kibitz::games::connect4::Connect4;
 use kibitz::games::gomoku::Gomoku;
 use kibitz::games::tictactoe::TicTacToe;
 use kibitz::games::{BoardGame, Grid};
-
-/// The exact value of `position` (mate convention, side to move), memoised by its key.
-fn exact(position: &mut TicTacToe, memo: &mut HashMap<u64, i32>) -> i32 {
-    match position.status() {
-        Status::Lost => return -WIN,
-        Status::Draw => return 0,
-        Status::Ongoing => {}
-    }
-    if let Some(&v) = memo.get(&position.hash()) {
-        return v;
-    }
-    let mut moves = Vec::new();
-    position.legal_moves(&mut moves);
-    let best = moves
-        .into_iter()
-        .map(|mv| move_value(position, mv, memo))
-        .max()
-        .unwrap_or(0);
-    memo.insert(position.hash(), best);
-    best
-}
-
-/// The exact value of playing `mv` in `position`, for the side that plays it.
-fn move_value(position: &mut TicTacToe, mv: Move, memo: &mut HashMap<u64, i32>) -> i32 {
-    position.make(mv);
-    let child = -exact(position, memo);
-    position.unmake(mv);
-    // One ply further from the end.
-    child - child.signum()
-}
-
-fn unfinished(position: &mut TicTacToe, seen: &mut HashMap<u64, TicTacToe>) {
-    if position.status() != Status::Ongoing || seen.contains_key(&position.hash()) {
-        return;
-    }
-    seen.insert(position.hash(), position.clone());
-    let mut moves = Vec::new();
-    position.legal_moves(&mut moves);
-    for mv in moves {
-        position.make(mv);
-        unfinished(position, seen);
-        position.unmake(mv);
-    }
-}
-
-fn all_positions() -> Vec<TicTacToe> {
-    let mut seen = HashMap::new();
-    unfinished(&mut TicTacToe::new(), &mut seen);
-    let mut positions: Vec<_> = seen.into_values().collect();
-    positions.sort_by_key(|p| p.hash());
-    positions
-}
 
 fn with_multipv(k: usize) -> SearchOptions {
     SearchOptions {
@@ -118,10 +65,10 @@ fn check_lines<G: Game + Clone>(position: &G, report: &SearchReport, k: usize) {
 
 #[test]
 fn tictactoe_every_line_of_every_position_has_its_moves_exact_value() {
-    let mut memo = HashMap::new();
+    let mut memo = Memo::new();
     let table = TranspositionTable::with_megabytes(1);
     let mut checked = 0;
-    for position in all_positions() {
+    for position in unfinished_positions() {
         let mut legal = Vec::new();
         position.legal_moves(&mut legal);
         let mut walk = position.clone();
@@ -156,7 +103,7 @@ fn tictactoe_every_line_of_every_position_has_its_moves_exact_value() {
 #[test]
 fn tictactoe_k_of_one_searches_exactly_as_without_it() {
     let table = TranspositionTable::with_megabytes(1);
-    for position in all_positions().into_iter().step_by(7) {
+    for position in unfinished_positions().into_iter().step_by(7) {
         for depth in [1, 3, 9] {
             let limits = SearchLimits::with_depth(depth);
             table.clear();
@@ -467,4 +414,34 @@ async fn a_batch_move_item_answers_its_lines() {
     let results = done["results"].as_array().unwrap();
     check_json_lines(&results[0]["answer"], 4);
     check_json_lines(&results[1]["answer"], 2);
+}
+
+#[tokio::test]
+async fn gomoku_lines_say_what_their_moves_make_and_other_games_lines_have_no_labels() {
+    let state = state();
+    // X's open four on row 8 (h8 i8 j8 k8): both fives lead the lines, each labelled a five.
+    let body = json!({"game": "gomoku", "moves": "h8 a1 i8 a15 j8 o1 k8 o15",
+                      "multipv": 3, "max_depth": 3});
+    let answer = ask(&state, body).await;
+    check_json_lines(&answer, 3);
+    let lines = answer["lines"].as_array().unwrap();
+    for line in &lines[..2] {
+        let makes = line["threats"]["makes"].as_array().expect("labels");
+        assert!(makes.iter().any(|t| t["shape"] == "five"), "{line}: a five");
+        assert!(line["threats"]["proof"].is_null(), "{line}");
+    }
+    assert!(lines.iter().all(|l| l["threats"].is_object()), "{answer}");
+    let answer = ask(
+        &state,
+        json!({"game": "tictactoe", "moves": "b2", "multipv": 2}),
+    )
+    .await;
+    assert!(
+        answer["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l.get("threats").is_none()),
+        "{answer}"
+    );
 }

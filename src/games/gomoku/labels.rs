@@ -713,7 +713,9 @@ mod tests {
             let rules = rule_sets[round % rule_sets.len()];
             let size = if rules.win_length == 4 { 9 } else { 13 };
             let mut p = Gomoku::new(size, size, rules).unwrap();
-            let stones = 6 + next(24) as usize;
+            // Stones on the inner (size - 4)^2 cells, never more than fit (a 9x9 board has 25).
+            let inner = (size as u64 - 4).pow(2);
+            let stones = 6 + next(24.min(inner - 6)) as usize;
             let mut placed: Vec<(usize, Side)> = Vec::new();
             while placed.len() < stones {
                 let (r, c) = (2 + next(size as u64 - 4), 2 + next(size as u64 - 4));
