@@ -55,7 +55,7 @@ pub struct SearchOptions {
     /// How many best root moves to report, each with its own line (UCI's MultiPV); 0 and 1
     /// both mean the one best move, searched exactly as without this option. With k > 1 every
     /// legal root move is a candidate, each iteration searches the root k times (Stockfish's
-    /// loop, see [`Searcher::iterate_multipv`]) and fills [`SearchReport::lines`].
+    /// loop, see `Searcher::iterate_multipv`) and fills [`SearchReport::lines`].
     pub multipv: usize,
 }
 

@@ -91,7 +91,7 @@ pub struct Answer {
     pub style: levels::Style,
     /// Gomoku: what `best` makes and blocks ([`crate::games::BoardGame::threat_labels`]);
     /// `None` for the other games. It follows from the position and the move, so the shared
-    /// cache does not store it: [`label_best`] works it out again on reading.
+    /// cache does not store it: `label_best` works it out again on reading.
     pub threats: Option<MoveLabels>,
     /// Set when `proof` (a win) came from a threat search: gomoku's root VCF or VCT.
     pub threat_proof: Option<ThreatProof>,
