@@ -273,15 +273,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 self.clock.limits().progress.as_ref(),
             );
             if self.options.analysis {
-                report.root_moves = root_moves
-                    .iter()
-                    .map(|rm| MoveScore {
-                        mv: rm.mv,
-                        score: rm.score,
-                        proof: self.proof_of(rm.score, depth, exact_depth),
-                        depth,
-                    })
-                    .collect();
+                report.root_moves = self.scored(&root_moves, depth, exact_depth);
             }
             let exact = depth >= exact_depth;
             // The position's own result is known as soon as its best score is decisive. Analysis
@@ -337,6 +329,20 @@ impl<'t, G: Game> Searcher<'t, G> {
     /// exact score and its own principal variation. Only the first pass, which sees every
     /// move, stores the root in the table. An iteration cut short by a limit is dropped whole,
     /// so that the lines all come from one depth and stay sorted; the result counts as proven
+
+    /// The root moves of a complete iteration at `depth` as analysis reports them, each with
+    /// its score and the proof that score carries.
+    fn scored(&self, root_moves: &[RootMove], depth: u32, exact_depth: u32) -> Vec<MoveScore> {
+        root_moves
+            .iter()
+            .map(|rm| MoveScore {
+                mv: rm.mv,
+                score: rm.score,
+                proof: self.proof_of(rm.score, depth, exact_depth),
+                depth,
+            })
+            .collect()
+    }
     /// only when every line is (or the depth reaches the game's end).
     fn iterate_multipv(
         &mut self,
@@ -411,15 +417,7 @@ impl<'t, G: Game> Searcher<'t, G> {
                 .collect();
             if self.options.analysis {
                 // Every move was searched with a full window in the pass that saw it last.
-                report.root_moves = root_moves
-                    .iter()
-                    .map(|rm| MoveScore {
-                        mv: rm.mv,
-                        score: rm.score,
-                        proof: self.proof_of(rm.score, depth, exact_depth),
-                        depth,
-                    })
-                    .collect();
+                report.root_moves = self.scored(&root_moves, depth, exact_depth);
             }
             report.proof = self.proof_of(best.score, depth, exact_depth);
             let every_move_proven =
