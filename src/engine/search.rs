@@ -323,13 +323,6 @@ impl<'t, G: Game> Searcher<'t, G> {
         report
     }
 
-    /// Iterative deepening with `k` > 1 lines (Stockfish's MultiPV): at each depth, pass
-    /// `pv_idx` in `0..k` searches the root moves from `pv_idx` on (the better ones already
-    /// have their line) and stable-sorts that slice, so its best becomes line `pv_idx` with an
-    /// exact score and its own principal variation. Only the first pass, which sees every
-    /// move, stores the root in the table. An iteration cut short by a limit is dropped whole,
-    /// so that the lines all come from one depth and stay sorted; the result counts as proven
-
     /// The root moves of a complete iteration at `depth` as analysis reports them, each with
     /// its score and the proof that score carries.
     fn scored(&self, root_moves: &[RootMove], depth: u32, exact_depth: u32) -> Vec<MoveScore> {
@@ -343,6 +336,13 @@ impl<'t, G: Game> Searcher<'t, G> {
             })
             .collect()
     }
+
+    /// Iterative deepening with `k` > 1 lines (Stockfish's MultiPV): at each depth, pass
+    /// `pv_idx` in `0..k` searches the root moves from `pv_idx` on (the better ones already
+    /// have their line) and stable-sorts that slice, so its best becomes line `pv_idx` with an
+    /// exact score and its own principal variation. Only the first pass, which sees every
+    /// move, stores the root in the table. An iteration cut short by a limit is dropped whole,
+    /// so that the lines all come from one depth and stay sorted; the result counts as proven
     /// only when every line is (or the depth reaches the game's end).
     fn iterate_multipv(
         &mut self,
