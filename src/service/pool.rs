@@ -1221,6 +1221,49 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_client_s_standing_now_counts_its_searches_within_the_share_and_consumes_nothing() {
+        // Four workers, a share of two.
+        let pool = shared_pool(4, 0);
+        let full = Standing {
+            quota: 2,
+            remaining: 2,
+        };
+        assert_eq!(pool.standing("alice"), full);
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let held = Arc::new(Mutex::new(held));
+        let mut pending = Vec::new();
+        for _ in 0..3 {
+            let held = Arc::clone(&held);
+            let times = JobTimes::for_budget(Instant::now(), Duration::from_secs(5));
+            let job = move || {
+                let _ = held.lock().unwrap().recv();
+            };
+            pending.push(
+                pool.submit_as(times, interactive("alice"), job)
+                    .expect("admitted"),
+            );
+            // Asking does not count: the same answer twice.
+            assert_eq!(pool.standing("alice"), pool.standing("alice"));
+        }
+        // The third search runs beyond the share and yields: it does not count.
+        assert_eq!(
+            pool.standing("alice"),
+            Standing {
+                quota: 2,
+                remaining: 0
+            }
+        );
+        assert_eq!(pool.standing("bob"), full);
+        for _ in 0..3 {
+            release.send(()).unwrap();
+        }
+        for job in pending {
+            assert_eq!(job.wait().await, Ok(()));
+        }
+        assert_eq!(pool.standing("alice"), full);
+    }
+
+    #[tokio::test]
     async fn another_clients_job_stops_a_search_run_beyond_its_clients_share() {
         let pool = shared_pool(2, 0);
         let long = || JobTimes::for_budget(Instant::now(), Duration::from_secs(5));
