@@ -244,7 +244,7 @@ pub async fn submit(
         budget_ms: batch.budget_ms,
         items,
     };
-    state.batches.admit(&new).await?;
+    let in_flight = state.batches.admit(&new).await?;
     let view = BatchView {
         id: id.clone(),
         state: crate::service::batch::BatchState::Queued,
@@ -255,6 +255,15 @@ pub async fn submit(
     if let Ok(location) = HeaderValue::from_str(&format!("/analyses/{id}")) {
         response.headers_mut().insert(header::LOCATION, location);
     }
+    // The client's batches in flight as the admission that took this one counted them (this
+    // one included), against KIBITZ_BATCH_MAX_IN_FLIGHT; the same policy as its 429. No `t`:
+    // a unit comes back when one of them finishes, which nobody can tell yet.
+    let limit = super::error::RateLimit {
+        policy: "batches",
+        quota: settings.max_in_flight,
+        remaining: settings.max_in_flight.saturating_sub(in_flight),
+    };
+    response.headers_mut().extend(limit.headers(None));
     Ok(response)
 }
 

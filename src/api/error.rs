@@ -119,18 +119,16 @@ pub struct RateLimit {
 
 impl RateLimit {
     /// `RateLimit-Policy` and `RateLimit`, the latter with `t` the seconds until a unit is
-    /// expected back.
-    pub fn headers(&self, reset: Duration) -> [(header::HeaderName, HeaderValue); 2] {
+    /// expected back, when that can be told (`None`: left out, as the draft allows).
+    pub fn headers(&self, reset: Option<Duration>) -> [(header::HeaderName, HeaderValue); 2] {
         let policy = format!(
             "\"{}\";q={};qu=\"concurrent-requests\"",
             self.policy, self.quota
         );
-        let now = format!(
-            "\"{}\";r={};t={}",
-            self.policy,
-            self.remaining,
-            reset.as_secs()
-        );
+        let mut now = format!("\"{}\";r={}", self.policy, self.remaining);
+        if let Some(reset) = reset {
+            now.push_str(&format!(";t={}", reset.as_secs()));
+        }
         let value = |text: String| {
             HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
         };
@@ -391,7 +389,7 @@ impl IntoResponse for ApiError {
         } = &self
         {
             let reset = Duration::from_secs(retry_after.as_secs().max(1));
-            response.headers_mut().extend(limit.headers(reset));
+            response.headers_mut().extend(limit.headers(Some(reset)));
         }
         if let ApiError::Overloaded { retry_after, .. }
         | ApiError::TooManyRequests { retry_after, .. }

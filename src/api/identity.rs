@@ -20,7 +20,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, Method, header};
@@ -30,7 +30,7 @@ use ipnet::IpNet;
 use subtle::ConstantTimeEq;
 
 use super::{ApiError, AppState};
-use crate::service::caller::ClientId;
+use crate::service::caller::{Caller, ClientId};
 use crate::service::pool::Standing;
 
 /// The shortest and longest key accepted in the keys file.
@@ -317,23 +317,32 @@ pub async fn identify(State(state): State<AppState>, mut request: Request, next:
     }
 }
 
-/// `response` with the `RateLimit-Policy` and `RateLimit` headers of the client's fair share
-/// of the search workers as admission saw it (`searches`: quota and remaining in concurrent
-/// searches), when a search was admitted for it; an answer from the cache ran none and is
-/// left as it is.
-pub fn with_standing(mut response: Response, standing: &OnceLock<Standing>) -> Response {
-    if let Some(standing) = standing.get() {
-        let limit = super::error::RateLimit {
-            policy: "searches",
-            quota: standing.quota as u64,
-            remaining: standing.remaining as u64,
-        };
-        // A unit comes back when one of the client's searches ends: within its budget, so
-        // within a second for most; `t=0` would tell the client nothing is held.
-        response
-            .headers_mut()
-            .extend(limit.headers(std::time::Duration::from_secs(1)));
-    }
+/// The client's standing against its fair share of the search workers, for an answer's
+/// `RateLimit` headers: the one admission computed when it admitted the answer's search (the
+/// search counted, so `remaining` is what was left beside it), or, when no search was admitted
+/// for it (an answer from this replica's cache or the shared one; a review whose first plies
+/// came from a cache), the client's standing now, nothing consumed.
+pub fn standing_of(state: &AppState, caller: &Caller) -> Standing {
+    caller
+        .standing
+        .get()
+        .copied()
+        .unwrap_or_else(|| state.service.pool().standing(&caller.client.name))
+}
+
+/// `response` with the `RateLimit-Policy` and `RateLimit` headers of `standing`, the client's
+/// fair share of the search workers (policy `searches`, quota and remaining in concurrent
+/// searches).
+pub fn with_standing(mut response: Response, standing: Standing) -> Response {
+    let limit = super::error::RateLimit {
+        policy: "searches",
+        quota: standing.quota as u64,
+        remaining: standing.remaining as u64,
+    };
+    // A unit comes back when one of the client's searches ends: within its budget, so within
+    // a second for most. A client holding none has nothing coming back: no `t`.
+    let reset = (standing.remaining < standing.quota).then_some(std::time::Duration::from_secs(1));
+    response.headers_mut().extend(limit.headers(reset));
     response
 }
 

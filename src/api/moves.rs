@@ -268,7 +268,8 @@ pub async fn suggest_move(
     let wdl_model = crate::service::games::wdl_model(&request.game);
     let mut query = request.into_query(arrival);
     query.caller = Caller::interactive(super::identity::client_of(client));
-    let standing = std::sync::Arc::clone(&query.caller.standing);
+    // Where admission writes the client's standing (for the `RateLimit` headers).
+    let caller = query.caller.clone();
     let notation = notation_for(&query.game, &query.board);
     let events = streamed.then(|| {
         let (sender, events) = progress::channel();
@@ -277,7 +278,9 @@ pub async fn suggest_move(
     });
     let answer = counted(&state, query, game_label, arrival);
     if let Some(events) = events {
-        return Ok(super::stream::move_events(&state, answer, events, notation, wdl_model).await);
+        let stream =
+            super::stream::move_events(&state, &caller, answer, events, notation, wdl_model);
+        return Ok(stream.await);
     }
     let Served {
         answer,
@@ -287,7 +290,8 @@ pub async fn suggest_move(
     let response = state
         .answer_bodies
         .response(&answer, cached_from, notation.as_ref());
-    Ok(super::identity::with_standing(response, &standing))
+    let standing = super::identity::standing_of(&state, &caller);
+    Ok(super::identity::with_standing(response, standing))
 }
 
 /// The move request answered, and counted in the `/move` metrics whether it is streamed or

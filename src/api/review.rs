@@ -269,14 +269,16 @@ pub async fn review(
     };
     let notation = notation_for(&query.game, query.board.as_deref().unwrap_or_default());
     let service = state.service.clone();
+    // Where admission writes the client's standing (for the `RateLimit` headers).
+    let caller = query.caller.clone();
     // Counted as abandoned (499) if the client goes away before the review ends.
     let record = RequestRecord::start(service.metrics(), RequestKind::Review, game, arrival);
     if !wants_event_stream(&headers) {
-        let standing = std::sync::Arc::clone(&query.caller.standing);
         let result = service.review(query, None).await.map_err(ApiError::from);
         record.finish(status_of(&result));
         let response = Json(ReviewResponse::named(&result?, notation.as_ref())).into_response();
-        return Ok(super::identity::with_standing(response, &standing));
+        let standing = super::identity::standing_of(&state, &caller);
+        return Ok(super::identity::with_standing(response, standing));
     }
     // Plies are sent as judged; a slow reader holds the review back (bounded memory). Until
     // the first ply is judged, an error is still a plain problem+json response.
@@ -295,5 +297,10 @@ pub async fn review(
     let pump = EventPump::new(reviewing, plies, each, finish)
         .first()
         .await?;
-    Ok(pump.into_response(state.service.metrics().event_stream_opened("/review")))
+    // The first ply is judged, so the review's worker was admitted, unless that ply came from
+    // a cache: then the client's standing now (the review admits its worker with its first
+    // search, later).
+    let standing = super::identity::standing_of(&state, &caller);
+    let response = pump.into_response(state.service.metrics().event_stream_opened("/review"));
+    Ok(super::identity::with_standing(response, standing))
 }

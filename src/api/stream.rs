@@ -15,7 +15,8 @@
 //! `text/event-stream` goes out with a comment line. Every refusal before that (400, 422, 408,
 //! 503) is the same problem+json as without streaming; a search admitted only on patience (not
 //! sure to start) keeps its status until it starts. An answer from the cache streams just its
-//! `answer` event.
+//! `answer` event. The `200` carries the `RateLimit` headers of the client's standing that
+//! admission computed (admission is over by then), or its standing now for a cached answer.
 //!
 //! The search runs inside the response body's stream: a client that disconnects makes hyper
 //! drop the body, which drops the service future, whose drop guard cancels the search (the
@@ -31,12 +32,14 @@ use serde::Serialize;
 
 use super::AppState;
 use super::error::ApiResult;
+use super::identity::{standing_of, with_standing};
 use super::move_response::MoveResponse;
 use super::sse::{EventPump, json_event};
 use super::vocabulary::{CellJson, millis};
 use crate::engine::Proof;
 use crate::games::notation::Notation;
 use crate::service::Served;
+use crate::service::caller::Caller;
 use crate::service::progress::{IterationProgress, ProgressReceiver, SearchEvent};
 use crate::service::wdl::{self, WdlModel};
 
@@ -101,10 +104,11 @@ fn iteration_event(
 }
 
 /// `POST /move` answered as an event stream (see the module doc): `answer` is the search (the
-/// request counted in the metrics, see [`super::moves`]), `events` its progress, `model` the
-/// asked game's win/draw/loss model (for the events' `wdl`).
+/// request counted in the metrics, see [`super::moves`]) for `caller`, `events` its progress,
+/// `model` the asked game's win/draw/loss model (for the events' `wdl`).
 pub async fn move_events(
     state: &AppState,
+    caller: &Caller,
     answer: impl Future<Output = ApiResult<Served>> + Send + 'static,
     events: ProgressReceiver,
     notation: Option<Notation>,
@@ -119,7 +123,12 @@ pub async fn move_events(
     // is still a plain problem+json response.
     let each = move |event| iteration_event(event, notation.as_ref(), model.as_ref());
     match EventPump::new(answer, events, each, finish).first().await {
-        Ok(pump) => pump.into_response(state.service.metrics().event_stream_opened("/move")),
+        // The search was admitted (or answered from a cache) before the first event: the
+        // standing admission computed goes out with the stream's headers.
+        Ok(pump) => with_standing(
+            pump.into_response(state.service.metrics().event_stream_opened("/move")),
+            standing_of(state, caller),
+        ),
         Err(error) => error.into_response(),
     }
 }

@@ -370,6 +370,17 @@ impl WorkerPool {
             .saturating_sub(self.shared.admitted().len())
     }
 
+    /// `client`'s standing against its fair share now, nothing consumed: what an answer that
+    /// used no worker (one from a cache) tells its client in its `RateLimit` headers. Counted
+    /// as admission counts it, so the next search admitted for `client` sees one fewer.
+    pub fn standing(&self, client: &str) -> Standing {
+        let held = held_by(&self.shared.admitted(), client);
+        Standing {
+            quota: self.shared.share,
+            remaining: self.shared.share.saturating_sub(held),
+        }
+    }
+
     /// Returns once more than `spare` workers are idle: background work (batch items) takes a
     /// worker only then, so that interactive requests always find the `spare` ones free and
     /// never queue behind it.
@@ -494,12 +505,10 @@ impl WorkerPool {
         let shared = &self.shared;
         let mut admitted = shared.admitted();
         let now = Instant::now();
-        let held = claim.client.as_ref().map_or(0, |client| {
-            admitted
-                .iter()
-                .filter(|e| e.client.as_ref() == Some(client) && !yields_now(e))
-                .count()
-        });
+        let held = claim
+            .client
+            .as_ref()
+            .map_or(0, |client| held_by(&admitted, client));
         let yielding = if claim.background {
             claim.yielding
         } else if held < shared.share || claim.yielding.is_none() {
@@ -624,6 +633,14 @@ fn staying(admitted: &VecDeque<Entry>) -> usize {
 /// work, or a job admitted beyond its client's share).
 fn yields_now(entry: &Entry) -> bool {
     entry.yielding.is_some()
+}
+
+/// The admitted jobs that count against `client`'s share (see [`yields_now`]).
+fn held_by(admitted: &VecDeque<Entry>, client: &str) -> usize {
+    admitted
+        .iter()
+        .filter(|e| e.client.as_deref() == Some(client) && !yields_now(e))
+        .count()
 }
 
 /// Pre-empts background jobs and other clients' jobs beyond their share, latest deadline first, until an interactive job with `times`
@@ -1201,6 +1218,49 @@ mod tests {
             }
         );
         assert_eq!(pool.shared.metrics.searches_preempted.get(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_client_s_standing_now_counts_its_searches_within_the_share_and_consumes_nothing() {
+        // Four workers, a share of two.
+        let pool = shared_pool(4, 0);
+        let full = Standing {
+            quota: 2,
+            remaining: 2,
+        };
+        assert_eq!(pool.standing("alice"), full);
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let held = Arc::new(Mutex::new(held));
+        let mut pending = Vec::new();
+        for _ in 0..3 {
+            let held = Arc::clone(&held);
+            let times = JobTimes::for_budget(Instant::now(), Duration::from_secs(5));
+            let job = move || {
+                let _ = held.lock().unwrap().recv();
+            };
+            pending.push(
+                pool.submit_as(times, interactive("alice"), job)
+                    .expect("admitted"),
+            );
+            // Asking does not count: the same answer twice.
+            assert_eq!(pool.standing("alice"), pool.standing("alice"));
+        }
+        // The third search runs beyond the share and yields: it does not count.
+        assert_eq!(
+            pool.standing("alice"),
+            Standing {
+                quota: 2,
+                remaining: 0
+            }
+        );
+        assert_eq!(pool.standing("bob"), full);
+        for _ in 0..3 {
+            release.send(()).unwrap();
+        }
+        for job in pending {
+            assert_eq!(job.wait().await, Ok(()));
+        }
+        assert_eq!(pool.standing("alice"), full);
     }
 
     #[tokio::test]

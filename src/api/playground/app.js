@@ -24,7 +24,8 @@
 // data-ply (1-based), data-cell ("ROW,COL" of the move played), data-mark (the API's mark)
 // and, on the first outcome change, data-first-change; #review[data-state] is "running",
 // "done" or "failed"; while a ply is shown on the board its
-// best and played cells carry data-review-move ("best", "played" or "best played").
+// best and played cells carry data-review-move ("best", "played" or "best played"). The API
+// key field is [data-api-key] (#api-key); a 401 marks #problem with data-problem="unauthorized".
 "use strict";
 
 (() => {
@@ -84,12 +85,42 @@
     return json;
   }
 
+  // The API key, for a server configured with keys: kept in this tab's sessionStorage (gone
+  // when the tab closes; never in the URL, so never in a history, a log or a Referer) and sent
+  // as `Authorization: Bearer` on every call the page makes, streamed ones included (they are
+  // fetch streams, which can send headers; an EventSource could not).
+  const KEY_STORAGE = "kibitz.apiKey";
+
+  function apiKey() {
+    try {
+      return sessionStorage.getItem(KEY_STORAGE) || "";
+    } catch (_) {
+      return ""; // storage refused (a privacy setting): no key
+    }
+  }
+
+  /// `headers` with the API key's `Authorization`, when one is set.
+  function withKey(headers = {}) {
+    const key = apiKey();
+    return key ? { ...headers, authorization: `Bearer ${key}` } : headers;
+  }
+  // tree.js calls the API too.
+  window.kibitzApi = { withKey, keyProblem };
+
+  /// The words for a 401: the server wants a key, or not the one given.
+  function keyProblem(status) {
+    if (status !== 401) return null;
+    return apiKey()
+      ? "The API key in the field at the top of the page is not one of this server's: correct it."
+      : "This server needs an API key: enter yours in the API key field at the top of the page.";
+  }
+
   async function call(path, body) {
     setBusy(+1);
     try {
-      const init = body === undefined ? {} : {
+      const init = body === undefined ? { headers: withKey() } : {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: withKey({ "content-type": "application/json" }),
         body: JSON.stringify(body),
       };
       return await readJson(await fetch(path, init));
@@ -111,7 +142,7 @@
     try {
       const response = await fetch(path, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        headers: withKey({ "content-type": "application/json", accept: "text/event-stream" }),
         body: JSON.stringify(body),
       });
       if (!response.ok || !(response.headers.get("content-type") || "").startsWith("text/event-stream")) {
@@ -163,6 +194,8 @@
       if (e.message && !(b.detail || "").includes(e.message)) lines.push(`${e.pointer || ""} ${e.message}`.trim());
     }
     if (problem.status === 503) lines.push("The server is busy; try again in a moment.");
+    const key = keyProblem(problem.status);
+    if (key) lines.push(key);
     return lines.join("\n");
   }
 
@@ -174,6 +207,12 @@
     }
     element.hidden = false;
     element.textContent = problemText(problem);
+    if (problem.status === 401) {
+      element.dataset.problem = "unauthorized";
+      $("api-key").setAttribute("aria-invalid", "true");
+    } else {
+      delete element.dataset.problem;
+    }
   }
 
   // ---- Rules the page needs to run a game ---------------------------------------------
@@ -335,8 +374,10 @@
     if (!state.game || checkSettings().length) return;
     const body = requestBody(state.heat ? { analysis: true } : {});
     const json = JSON.stringify(body);
+    // With a key, the command names it by a variable: the key itself is never shown.
+    const auth = apiKey() ? ` -H "Authorization: Bearer $KIBITZ_API_KEY"` : "";
     $("request-curl").textContent =
-      `curl -s ${location.origin}/move -H 'content-type: application/json' \\\n  -d ${shellQuote(json)}`;
+      `curl -s ${location.origin}/move -H 'content-type: application/json'${auth} \\\n  -d ${shellQuote(json)}`;
     $("request-json").textContent = JSON.stringify(body, null, 2);
   }
 
@@ -1346,6 +1387,24 @@
       continuePlay();
     });
     for (const b of document.querySelectorAll("[data-game]")) b.addEventListener("click", () => selectGame(b.dataset.game));
+    $("api-key").value = apiKey();
+    $("key-form").addEventListener("submit", (event) => event.preventDefault());
+    $("api-key").addEventListener("change", () => {
+      const key = $("api-key").value.trim();
+      try {
+        if (key) sessionStorage.setItem(KEY_STORAGE, key);
+        else sessionStorage.removeItem(KEY_STORAGE);
+      } catch (_) {
+        // Storage refused: the key cannot be kept, so none is sent.
+      }
+      $("api-key").removeAttribute("aria-invalid");
+      updateRequestPanel();
+      // A move refused for want of a key is asked again with it.
+      if (state.game && !state.result && !state.editing && state.toMove === engineSide() && state.busy === 0) {
+        showProblem($("problem"), null);
+        engineMove();
+      }
+    });
 
     try {
       const catalogue = await call("/games");

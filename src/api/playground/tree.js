@@ -326,7 +326,7 @@
       }
       const response = await fetch("/tree", {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: window.kibitzApi.withKey({ "content-type": "application/json" }),
         body: JSON.stringify({ tree, root, trace: true }),
       });
       const answer = await response.json().catch(() => ({ title: `HTTP ${response.status}` }));
@@ -353,6 +353,8 @@
     } catch (body) {
       const lines = [body.detail ? `${body.title}: ${body.detail}` : body.title || String(body)];
       for (const e of body.errors || []) if (e.message && !(body.detail || "").includes(e.message)) lines.push(e.message);
+      const key = window.kibitzApi.keyProblem(body.status);
+      if (key) lines.push(key);
       problem.textContent = lines.join("\n");
       problem.hidden = false;
       Object.assign(view, { root: null, nodes: [], answer: null, trace: [], step: -1 });

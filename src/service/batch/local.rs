@@ -127,7 +127,7 @@ impl LocalStore {
         state
     }
 
-    fn create_now(&self, batch: &NewBatch) -> Result<(), BatchError> {
+    fn create_now(&self, batch: &NewBatch) -> Result<u64, BatchError> {
         let mut state = self.state();
         let in_flight = state
             .batches
@@ -180,7 +180,7 @@ impl LocalStore {
         }
         drop(state);
         self.queued.notify_waiters();
-        Ok(())
+        Ok(in_flight + 1)
     }
 
     /// The next item, taken now, if any.
@@ -204,7 +204,7 @@ impl LocalStore {
 }
 
 impl BatchStore for LocalStore {
-    fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<(), BatchError>> {
+    fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<u64, BatchError>> {
         std::future::ready(self.create_now(batch)).boxed()
     }
 

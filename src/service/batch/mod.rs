@@ -338,8 +338,9 @@ impl From<redis::RedisError> for BatchError {
 /// Where batches live. Every method is one short exchange with the store, except
 /// [`BatchStore::take`], which waits a little for an item.
 pub trait BatchStore: Send + Sync + 'static {
-    /// Stores `batch` and queues its items, unless its client has too many in flight.
-    fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<(), BatchError>>;
+    /// Stores `batch` and queues its items, unless its client has too many in flight; how
+    /// many its client has in flight with it (for the answer's `RateLimit` headers).
+    fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<u64, BatchError>>;
     /// The batch, or `None` if unknown or expired.
     fn view<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<BatchView>, BatchError>>;
     /// Deletes the batch, its results and its count in the [`Usage`] (its items still queued
@@ -514,8 +515,10 @@ impl Batches {
 
     /// Queues `batch` if it keeps every limit: its own (items, total budget), its client's
     /// (batches in flight) and every client's together ([`Bound`]). This is the one place that
-    /// decides whether a batch gets in; the API only parses and checks its items.
-    pub async fn admit(&self, batch: &NewBatch) -> Result<(), BatchError> {
+    /// decides whether a batch gets in; the API only parses and checks its items. Returns how
+    /// many batches its client has in flight with this one (the limit is
+    /// [`BatchSettings::max_in_flight`]).
+    pub async fn admit(&self, batch: &NewBatch) -> Result<u64, BatchError> {
         self.settings.check_count(batch.items.len() as u64)?;
         let usage = Usage::of(batch);
         if usage.work_ms > self.settings.max_total_budget_ms {
@@ -525,9 +528,9 @@ impl Batches {
             });
         }
         match self.store.create(batch).await {
-            Ok(()) => {
+            Ok(in_flight) => {
                 self.metrics.batch("accepted");
-                Ok(())
+                Ok(in_flight)
             }
             Err(error) => {
                 if let BatchError::Full { bound, .. } = &error {

@@ -275,7 +275,7 @@ impl RedisStore {
         Ok(())
     }
 
-    async fn create_now(&self, batch: &NewBatch) -> Result<(), BatchError> {
+    async fn create_now(&self, batch: &NewBatch) -> Result<u64, BatchError> {
         let mut connection = self.calls()?;
         let in_flight = self.in_flight(&mut connection, &batch.client).await?;
         if in_flight >= self.settings.max_in_flight {
@@ -320,7 +320,7 @@ impl RedisStore {
                 tracing::warn!(%error, "a refused batch's count not given back (the sweep heals it)");
             }
         }
-        written
+        written.map(|()| in_flight + 1)
     }
 
     /// Writes the batch's keys and queues its items, all or nothing.
@@ -1013,7 +1013,7 @@ fn pending_count(reply: &Value) -> Option<u64> {
 }
 
 impl BatchStore for RedisStore {
-    fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<(), BatchError>> {
+    fn create<'a>(&'a self, batch: &'a NewBatch) -> BoxFuture<'a, Result<u64, BatchError>> {
         self.create_now(batch).boxed()
     }
 

@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 use super::common::{Running, start_server};
 use kibitz::config::Config;
 
-const ALICE: &str = "alice-0123456789abcdef";
-const BOB: &str = "bob-0123456789abcdef01";
+pub(super) const ALICE: &str = "alice-0123456789abcdef";
+pub(super) const BOB: &str = "bob-0123456789abcdef01";
 
 /// A keys file for this test (its own name, so tests running at once do not share one).
-fn keys_file(name: &str) -> std::path::PathBuf {
+pub(super) fn keys_file(name: &str) -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!("kibitz-keys-{}-{name}", std::process::id()));
     std::fs::write(
         &path,
@@ -27,7 +27,7 @@ fn keys_file(name: &str) -> std::path::PathBuf {
 }
 
 /// A gomoku position that `i` makes distinct, whose search uses its whole budget.
-fn gomoku(i: usize, budget_ms: u64) -> Value {
+pub(super) fn gomoku(i: usize, budget_ms: u64) -> Value {
     let mut rows = vec![vec!['.'; 15]; 15];
     rows[2 + i % 11][2 + (i / 11) % 11] = 'X';
     rows[7][7] = 'O';
@@ -36,7 +36,7 @@ fn gomoku(i: usize, budget_ms: u64) -> Value {
     json!({"game": "gomoku", "board": board, "budget_ms": budget_ms})
 }
 
-async fn post(
+pub(super) async fn post(
     client: &reqwest::Client,
     url: &str,
     body: &Value,

@@ -9,6 +9,7 @@
 //! - `api_games`: Connect-4, gomoku and `POST /tree` answers a client can check.
 //! - `cache`: the answer cache.
 //! - `clients`: API keys (401), identities a client cannot choose, fair share under a flood.
+//! - `rate_limits`: the `RateLimit` headers on streamed, cached and batch answers.
 //! - `metrics`: `/metrics` in both exposition formats; every request counted, abandoned ones
 //!   too; the open and queued gauges.
 //! - `openapi_contract`: real responses against openapi.yaml's schemas.
@@ -26,4 +27,5 @@ pub mod common;
 mod exposure;
 mod metrics;
 mod openapi_contract;
+mod rate_limits;
 mod socket;
