@@ -27,7 +27,7 @@ struct Cli {
 
 fn main() -> anyhow::Result<()> {
     if tools::launched_as_pbrain() {
-        return tools::run_pbrain(1);
+        return tools::run_pbrain(1, None);
     }
     let cli = Cli::parse();
     match &cli.command {

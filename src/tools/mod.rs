@@ -29,7 +29,7 @@ pub enum Command {
 /// Runs one tool to its end.
 pub fn run(command: &Command) -> anyhow::Result<()> {
     match command {
-        Command::Pbrain(args) => run_pbrain(args.threads),
+        Command::Pbrain(args) => run_pbrain(args.threads, args.nodes),
         Command::Arena(args) => arena::run_arena(args),
         Command::Connect4Book(args) => connect4_book::run(args),
     }
@@ -56,11 +56,23 @@ pub struct PbrainArgs {
     /// gives kibitz a second core and its opponent one.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=pbrain::MAX_THREADS as i64))]
     pub threads: u8,
+    /// A node budget a move instead of the manager's time control (`timeout_turn` and the
+    /// match time are then ignored, save a 60 s cap a move). With one thread the same game
+    /// gets the same moves on any machine, however loaded: paired self-play between two
+    /// builds, `kibitz arena external:"OLD pbrain --nodes 200000" external:"NEW pbrain
+    /// --nodes 200000"`, then differs only by their searches.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nodes: Option<u64>,
 }
 
 /// `kibitz pbrain`: the piskvork protocol over this process' stdin and stdout.
-pub fn run_pbrain(threads: u8) -> anyhow::Result<()> {
+pub fn run_pbrain(threads: u8, max_nodes: Option<u64>) -> anyhow::Result<()> {
     let stdin = std::io::stdin();
-    pbrain::run_pbrain_with_threads(stdin.lock(), std::io::stdout().lock(), threads.into())?;
+    pbrain::run_pbrain_with(
+        stdin.lock(),
+        std::io::stdout().lock(),
+        threads.into(),
+        max_nodes,
+    )?;
     Ok(())
 }

@@ -23,6 +23,9 @@ const DEFAULT_TURN_MS: u64 = 1_000;
 const SAFETY_MS: u64 = 25;
 /// Largest table a session allocates, whatever `max_memory` allows (MiB).
 const MAX_TABLE_MB: usize = 64;
+/// With a node budget (`kibitz pbrain --nodes`), the turn's time no longer stops the search;
+/// this does, so that a budget too large for the machine still ends (seconds).
+const NODE_BUDGET_TIME_CAP: Duration = Duration::from_secs(60);
 /// Most search threads a session runs, whatever `thread_num` asks (a bound on what a manager
 /// can make it spawn; only one helper has been measured, docs/journal/search.md).
 pub const MAX_THREADS: usize = 8;
@@ -37,6 +40,10 @@ struct Session {
     /// Search threads: the threat search runs `threads - 1` helpers (Lazy SMP, as the service
     /// does when a second core is idle). One unless `--threads` or `INFO thread_num` says more.
     threads: usize,
+    /// A node budget a move instead of the clock (`--nodes`): with one thread the same
+    /// conversation then gets the same moves on any machine, however loaded, which is what
+    /// paired self-play between two builds needs.
+    max_nodes: Option<u64>,
     /// Stones collected between `BOARD` and `DONE`: (col, row, who).
     board_stones: Option<Vec<(usize, usize, u8)>>,
 }
@@ -47,7 +54,7 @@ pub fn choose_move(
     budget: Duration,
     table: &TranspositionTable,
 ) -> Option<Move> {
-    think(position, budget, table, 1).best_move
+    think(position, budget, table, 1, None).best_move
 }
 
 fn think(
@@ -55,8 +62,15 @@ fn think(
     budget: Duration,
     table: &TranspositionTable,
     threads: usize,
+    max_nodes: Option<u64>,
 ) -> SearchReport {
-    let limits = SearchLimits::with_budget(budget);
+    let limits = match max_nodes {
+        Some(nodes) => SearchLimits {
+            max_nodes: Some(nodes),
+            ..SearchLimits::with_budget(NODE_BUDGET_TIME_CAP)
+        },
+        None => SearchLimits::with_budget(budget),
+    };
     let options = SearchOptions {
         helper_threads: threads.saturating_sub(1),
         ..SearchOptions::default()
@@ -90,7 +104,7 @@ fn message(position: &Gomoku, report: &SearchReport, threads: usize) -> String {
 }
 
 impl Session {
-    fn new(threads: usize) -> Self {
+    fn new(threads: usize, max_nodes: Option<u64>) -> Self {
         let mut session = Session {
             threads: 1,
             position: None,
@@ -99,6 +113,7 @@ impl Session {
             time_left_ms: None,
             table: TranspositionTable::with_megabytes(16),
             board_stones: None,
+            max_nodes,
         };
         session.set_threads(threads);
         session
@@ -145,7 +160,7 @@ impl Session {
         let Some(position) = self.position.as_mut() else {
             return "ERROR no game started (send START first)".into();
         };
-        let report = think(position, budget, &self.table, self.threads);
+        let report = think(position, budget, &self.table, self.threads, self.max_nodes);
         match report.best_move {
             Some(mv) => {
                 let message = message(position, &report, self.threads);
@@ -340,16 +355,18 @@ impl Session {
 /// Runs a piskvork session until `END` or the end of the input, on one search thread until
 /// `INFO thread_num` says otherwise.
 pub fn run_pbrain<R: BufRead, W: Write>(input: R, output: W) -> std::io::Result<()> {
-    run_pbrain_with_threads(input, output, 1)
+    run_pbrain_with(input, output, 1, None)
 }
 
-/// [`run_pbrain`] starting with `threads` search threads (at most [`MAX_THREADS`]).
-pub fn run_pbrain_with_threads<R: BufRead, W: Write>(
+/// [`run_pbrain`] starting with `threads` search threads (at most [`MAX_THREADS`]), and with
+/// `max_nodes` a node budget a move in place of the manager's time control.
+pub fn run_pbrain_with<R: BufRead, W: Write>(
     input: R,
     mut output: W,
     threads: usize,
+    max_nodes: Option<u64>,
 ) -> std::io::Result<()> {
-    let mut session = Session::new(threads);
+    let mut session = Session::new(threads, max_nodes);
     for line in input.lines() {
         let line = line?;
         let (reply, stop) = session.handle(&line);

@@ -1,6 +1,6 @@
 //! The piskvork protocol, as conversations over in-memory buffers.
 
-use kibitz::tools::pbrain::run_pbrain;
+use kibitz::tools::pbrain::{run_pbrain, run_pbrain_with};
 
 /// Runs a whole session and returns the output lines, `MESSAGE` lines included.
 fn converse_verbose(input: &str) -> Vec<String> {
@@ -153,4 +153,48 @@ fn with_helper_threads_the_opponents_four_is_still_blocked() {
     let input = "START 15\nINFO thread_num 2\nINFO timeout_turn 100\nBOARD\n3,5,2\n3,9,1\n4,5,2\n12,12,1\n5,5,2\n2,5,1\n6,5,2\nDONE\nEND\n";
     let out = converse(input);
     assert_eq!(out[1], "7,5", "{out:?}");
+}
+
+/// The moves and the node counts of a session with a node budget a move.
+fn converse_with_nodes(input: &str, nodes: u64) -> (Vec<String>, Vec<u64>) {
+    let mut output = Vec::new();
+    run_pbrain_with(input.as_bytes(), &mut output, 1, Some(nodes)).expect("session");
+    let lines: Vec<String> = String::from_utf8(output)
+        .expect("utf-8")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let counts = lines
+        .iter()
+        .filter_map(|line| line.split(" nodes ").nth(1))
+        .map(|rest| {
+            rest.split(' ')
+                .next()
+                .expect("a count")
+                .parse()
+                .expect("a number")
+        })
+        .collect();
+    let moves = lines
+        .into_iter()
+        .filter(|l| !l.starts_with("MESSAGE"))
+        .collect();
+    (moves, counts)
+}
+
+#[test]
+fn a_node_budget_replaces_the_clock_and_gives_the_same_moves_every_time() {
+    // A turn of 1 ms: the clock alone would stop every search at once. With a node budget the
+    // searches run to it (far more nodes than 1 ms allows on this machine), and two sessions
+    // on the same moves answer the same moves with the same counts.
+    let input = "START 15\nINFO timeout_turn 1\nBOARD\n7,7,2\n8,8,1\n6,8,2\nDONE\nTURN 9,9\nTURN 5,9\nEND\n";
+    let (moves, counts) = converse_with_nodes(input, 30_000);
+    assert_eq!(moves.len(), 4, "{moves:?}");
+    assert_eq!(counts.len(), 3, "{counts:?}");
+    for &count in &counts {
+        // The main search stops within a poll interval of the budget; the root's threat
+        // searches have their own share of it.
+        assert!(count >= 10_000 && count <= 60_000, "{counts:?}");
+    }
+    assert_eq!(converse_with_nodes(input, 30_000), (moves, counts));
 }

@@ -11,9 +11,10 @@
 //!   2) end the node at once, with the line's length as the score.
 //! - **Threats inside the tree.** A four of the opponent is answered by its block(s) only, and a
 //!   single forced block is searched one ply deeper (it costs nothing: the tree does not
-//!   widen). At the horizon the side to move's continuous fours are searched ([`VcfSolver`], a
-//!   few dozen nodes, in place) instead of a quiescence search: a VCF there is a proven win, not
-//!   a guess. Razoring drops into the same VCF-or-evaluate horizon early.
+//!   widen). At the horizon the evaluation stands pat when it reaches beta; otherwise the side
+//!   to move's continuous fours are searched ([`VcfSolver`], a few dozen nodes, in place)
+//!   instead of a quiescence search: a VCF there is a proven win, not a guess. Razoring drops
+//!   into the same horizon early.
 //! - **Pruning in quiet positions** (no four and no open three of the opponent on the board):
 //!   reverse futility (evaluation far above beta), razoring (far below alpha), move-count
 //!   pruning of quiet moves by depth, and futility pruning of quiet children whose evaluation
@@ -142,8 +143,10 @@ struct NodeCounts {
     /// Nodes entered (every call of `node`), by the kind of the parent and the class of the
     /// move that led there (the root's children under `[KIND_QUIET][MOVE_ROOT]`).
     entered: [[u64; 6]; 3],
-    /// Horizon calls, VCF runs there, and VCF wins.
+    /// Horizon calls, those that stood pat (evaluation at or above beta), VCF runs there, and
+    /// VCF wins.
     horizons: u64,
+    stand_pats: u64,
     vcf_runs: u64,
     vcf_wins: u64,
     /// Nodes ended by the static win test, and by the table.
@@ -410,9 +413,20 @@ impl<'t> MainSearch<'t> {
         self.clock.nodes() + self.vcf.nodes()
     }
 
-    /// The horizon: a VCF of the side to move is a win (scored by its length), else the
-    /// static evaluation. Only called where the opponent has no four (a five to block).
-    fn horizon(&mut self, ply: usize) -> Score {
+    /// The horizon: the static evaluation when it already reaches `beta` (stand pat), else a
+    /// VCF of the side to move is a win (scored by its length), else the evaluation. Only
+    /// called where the opponent has no four (a five to block).
+    ///
+    /// Standing pat first loses nothing a parent can see: a node whose evaluation reaches
+    /// beta fails high whether the VCF would have found a win or not (fail-soft returns a
+    /// smaller lower bound, never a wrong one), and the VCF only ever raises the score. It
+    /// saves the VCF at every leaf of a cut node, where most of them were run.
+    fn horizon(&mut self, ply: usize, beta: Score) -> Score {
+        let eval = self.pos.evaluate();
+        if eval >= beta {
+            self.counts.stand_pats += 1;
+            return eval;
+        }
         let me = self.pos.side_to_move().index();
         let count = &self.pos.board.level_count[me];
         self.counts.horizons += 1;
@@ -423,7 +437,7 @@ impl<'t> MainSearch<'t> {
             self.counts.vcf_wins += 1;
             return WIN - (ply + self.vcf.line_len()) as Score;
         }
-        self.pos.evaluate()
+        eval
     }
 
     /// Alpha-beta negamax with PVS, fail-soft. Returns garbage (0) once `stopped` is set.
@@ -467,7 +481,7 @@ impl<'t> MainSearch<'t> {
         // Step 3. Horizon: the mover's continuous fours, else the evaluation. A four to block
         // is answered first (its block is searched past the horizon).
         if depth <= 0 && !must_block {
-            return self.horizon(ply);
+            return self.horizon(ply, beta);
         }
 
         // Step 4. Mate-distance pruning.
@@ -508,7 +522,7 @@ impl<'t> MainSearch<'t> {
                 return eval - REVERSE_FUTILITY_MARGIN * depth;
             }
             if depth <= RAZOR_DEPTH && eval + RAZOR_MARGIN * depth <= alpha {
-                let score = self.horizon(ply);
+                let score = self.horizon(ply, beta);
                 if score <= alpha {
                     return score;
                 }
@@ -726,6 +740,41 @@ mod tests {
             report.score >= MATE_BOUND,
             "depth 1 should see the VCF at its horizon: {report:?}"
         );
+    }
+
+    #[test]
+    fn the_horizon_stands_pat_at_beta_and_runs_its_vcf_only_below_it() {
+        // The position of the test above: X to move has a VCF. Below beta the horizon finds
+        // it; with an evaluation at or above beta it returns the evaluation and runs no VCF.
+        let p = position(
+            &[
+                (5, 5),
+                (5, 6),
+                (5, 7),
+                (6, 8),
+                (7, 8),
+                (8, 5),
+                (8, 6),
+                (8, 7),
+            ],
+            &[
+                (5, 4),
+                (4, 8),
+                (8, 4),
+                (0, 0),
+                (0, 2),
+                (0, 14),
+                (14, 0),
+                (14, 14),
+            ],
+        );
+        let table = TranspositionTable::with_megabytes(1);
+        let eval = p.evaluate();
+        let mut search = MainSearch::new(p.clone(), &table, SearchLimits::with_depth(1));
+        assert_eq!(search.horizon(0, eval), eval);
+        assert_eq!(search.vcf.nodes(), 0);
+        assert!(search.horizon(0, eval + 1) >= MATE_BOUND);
+        assert!(search.vcf.nodes() > 0);
     }
 
     #[test]
