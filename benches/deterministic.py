@@ -15,15 +15,10 @@ Needs `target/release/kibitz`. Loopback only; standard library only.
 
 import argparse
 import json
-import os
-import socket
 import statistics
-import subprocess
 import time
-import urllib.error
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import kibitz_server
 
 GOMOKU = ["." * 15] * 6 + ["......XO.......", ".......X.......", "........O......"] + ["." * 15] * 6
 POSITIONS = {
@@ -34,23 +29,10 @@ POSITIONS = {
 }
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def post(url, body):
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
+    """The answer and the latency the client saw, ms."""
     started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            answer = json.loads(response.read())
-            status = response.status
-    except urllib.error.HTTPError as error:
-        answer, status = json.loads(error.read() or b"null"), error.code
+    status, answer = kibitz_server.post(url, body)
     return status, answer, (time.perf_counter() - started) * 1000
 
 
@@ -67,29 +49,16 @@ def main():
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--budget-ms", type=int, default=100)
     args = parser.parse_args()
-    port = free_port()
-    env = dict(
-        os.environ,
-        KIBITZ_ADDR=f"127.0.0.1:{port}",
-        KIBITZ_WORKERS="1",
-        KIBITZ_CACHE_ENTRIES="0",
-        KIBITZ_LOG_FORMAT="json",
-        RUST_LOG="warn",
+    server = kibitz_server.Kibitz(
+        {
+            "KIBITZ_WORKERS": "1",
+            "KIBITZ_CACHE_ENTRIES": "0",
+            "KIBITZ_LOG_FORMAT": "json",
+            "RUST_LOG": "warn",
+        }
     )
-    server = subprocess.Popen(
-        [os.path.join(ROOT, "target/release/kibitz")],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
+    url = server.url
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url + "/readyz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.05)
         print(f"budget_ms {args.budget_ms}, {args.repeats} requests per mode, one worker, no cache")
         print("| game | mode | client latency ms, median (p10-p90) | search elapsed_ms | nodes | 503s | identical |")
         print("|---|---|---|---|---|---|---|")
@@ -118,8 +87,7 @@ def main():
                     f"{'yes' if len(answers) == 1 else f'{len(answers)} different'} |"
                 )
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.stop(timeout=10)
 
 
 if __name__ == "__main__":

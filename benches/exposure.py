@@ -13,35 +13,26 @@ open; and 1,500 idle connections against a server limited to 1,024 descriptors (
 `prlimit`). Loopback only, every loop bounded; standard library only. The pass/fail versions
 of these checks are the tests in tests/it/service/exposure.rs.
 """
-import json, os, socket, subprocess, sys, time, threading, urllib.request, resource
+import socket, sys, time, threading, urllib.error, urllib.request, resource
+
+import kibitz_server
 
 BIN = sys.argv[1]
 resource.setrlimit(resource.RLIMIT_NOFILE, (8000, 8000))
 
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+def start(nofile=None):
+    prefix = () if nofile is None else ("prlimit", f"--nofile={nofile}:{nofile}")
+    server = kibitz_server.Kibitz(binary=BIN, prefix=prefix, ready_path="/healthz")
+    return server, server.port
 
-def start(env=None, nofile=None):
-    port = free_port()
-    e = dict(os.environ, KIBITZ_ADDR=f"127.0.0.1:{port}", **(env or {}))
-    cmd = [BIN] if nofile is None else ["prlimit", f"--nofile={nofile}:{nofile}", BIN]
-    p = subprocess.Popen(cmd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(400):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1); break
-        except Exception: time.sleep(0.05)
-    return p, port
+def rss(server):
+    return server.rss_mib()
 
-def rss(p):
-    for line in open(f"/proc/{p.pid}/status"):
-        if line.startswith("VmRSS:"): return int(line.split()[1]) / 1024
 def post(port, body, timeout=30):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/move", data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    """Status, seconds taken, the decoded answer."""
     t = time.time()
-    try:
-        r = urllib.request.urlopen(req, timeout=timeout); return r.status, time.time() - t, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, time.time() - t, e.read()
+    status, answer = kibitz_server.post(f"http://127.0.0.1:{port}/move", body, timeout)
+    return status, time.time() - t, answer
 
 p, port = start()
 print(f"start: rss {rss(p):.0f} MiB")
@@ -94,19 +85,19 @@ times = []
 for i in range(5):
     code, took, body = post(port, {"game": "connect4", "board": [".......", ".......", ".......", ".......", ".......", f"{'.'*i}X{'.'*(6-i)}"], "budget_ms": 2000})
     times.append((code, round(took * 1000, 1)))
-print("2000 ms requests with both workers busy for 6 s:", times, json.loads(body).get("detail"))
+print("2000 ms requests with both workers busy for 6 s:", times, body.get("detail"))
 for b in bs: b.join()
 # 4. drain: SIGTERM, readyz, /move during drain, exit time with a half-sent request open
 half = socket.create_connection(("127.0.0.1", port)); half.send(b"POST /move HTTP/1.1\r\nHost: x\r\n")
-t0 = time.time(); p.terminate()
+t0 = time.time(); p.process.terminate()
 time.sleep(0.05)
 try: urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2); rz = 200
 except urllib.error.HTTPError as e: rz = e.code
 rz_t = time.time() - t0
 code, took, _ = post(port, {"game": "tictactoe", "board": ["X..", "...", "..."]})
 mv_t = time.time() - t0
-p.wait(timeout=40)
-print(f"SIGTERM: /readyz {rz} at {rz_t*1000:.0f} ms; /move {code} at {mv_t*1000:.0f} ms; exit {p.returncode} after {time.time()-t0:.1f} s")
+p.process.wait(timeout=40)
+print(f"SIGTERM: /readyz {rz} at {rz_t*1000:.0f} ms; /move {code} at {mv_t*1000:.0f} ms; exit {p.process.returncode} after {time.time()-t0:.1f} s")
 # 5. 1500 idle connections against a 1024-descriptor server
 p, port = start(nofile=1024)
 idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(1500)]

@@ -12,14 +12,9 @@ Needs `target/release/kibitz` (or the binary `KIBITZ_BIN` names). Loopback only;
 """
 
 import argparse
-import json
 import os
-import socket
-import subprocess
-import time
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import kibitz_server
 
 GOMOKU_9 = ["........."] * 3 + ["...XO....", "....X....", "...O....."] + ["........."] * 3
 POSITIONS = [
@@ -30,45 +25,23 @@ POSITIONS = [
 ]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def ask(url, body):
-    request = urllib.request.Request(
-        url + "/move", json.dumps(body).encode(), {"content-type": "application/json"}
-    )
-    return json.load(urllib.request.urlopen(request))
+    # No timeout: a deterministic search to its depth takes what it takes.
+    status, answer = kibitz_server.post(url + "/move", body, timeout=None)
+    assert status == 200, answer
+    return answer
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget-ms", type=int, default=200)
     args = parser.parse_args()
-    port = free_port()
-    env = dict(
-        os.environ,
-        KIBITZ_ADDR=f"127.0.0.1:{port}",
-        KIBITZ_WORKERS="1",
-        KIBITZ_CACHE_ENTRIES="0",
-        RUST_LOG="warn",
+    server = kibitz_server.Kibitz(
+        {"KIBITZ_WORKERS": "1", "KIBITZ_CACHE_ENTRIES": "0", "RUST_LOG": "warn"},
+        binary=os.environ.get("KIBITZ_BIN", kibitz_server.BINARY),
     )
-    server = subprocess.Popen(
-        [os.environ.get("KIBITZ_BIN", os.path.join(ROOT, "target/release/kibitz"))],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
+    url = server.url
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url + "/readyz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.05)
         print(f"| position | nodes k=1 | k=3 | k=5 | depth in {args.budget_ms} ms, k=1 / 3 / 5 |")
         print("|---|---|---|---|---|")
         for name, position in POSITIONS:
@@ -86,8 +59,7 @@ def main():
                 f"| {nodes[2]:,} ({nodes[2] / nodes[0]:.2f}x) | {' / '.join(map(str, depths))} |"
             )
     finally:
-        server.terminate()
-        server.wait()
+        server.stop()
 
 
 if __name__ == "__main__":

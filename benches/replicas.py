@@ -22,32 +22,11 @@ import json
 import os
 import random
 import shutil
-import socket
-import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ready(url, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return
-        except Exception:
-            time.sleep(0.05)
-    raise RuntimeError(f"{url} never answered")
+from kibitz_server import ROOT, Kibitz, Redis, post
 
 
 def board_of(moves, width=7, height=6):
@@ -86,15 +65,10 @@ def find_redis_server():
 
 
 def start_replica(binary, redis_url):
-    port = free_port()
-    env = dict(os.environ, KIBITZ_ADDR=f"127.0.0.1:{port}", KIBITZ_WORKERS="1",
-               KIBITZ_TABLE_MB="32", KIBITZ_DRAIN_MS="0")
+    env = {"KIBITZ_WORKERS": "1", "KIBITZ_TABLE_MB": "32", "KIBITZ_DRAIN_MS": "0"}
     if redis_url:
         env["KIBITZ_REDIS_URL"] = redis_url
-    proc = subprocess.Popen([binary], env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_ready(f"http://127.0.0.1:{port}/readyz")
-    return proc, port
+    return Kibitz(env, binary=binary)
 
 
 def run(binary, bodies, clients, redis_server):
@@ -103,13 +77,8 @@ def run(binary, bodies, clients, redis_server):
     redis_url = None
     if redis_server:
         program, env = redis_server
-        rport = free_port()
-        redis = subprocess.Popen([program, "--port", str(rport), "--bind", "127.0.0.1",
-                                  "--save", "", "--appendonly", "no"],
-                                 env=dict(os.environ, **env),
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        redis_url = f"redis://127.0.0.1:{rport}/"
-        time.sleep(0.3)
+        redis = Redis(program, env)
+        redis_url = redis.url
     replicas = [start_replica(binary, redis_url) for _ in range(2)]
     results = []
     lock = threading.Lock()
@@ -125,20 +94,12 @@ def run(binary, bodies, clients, redis_server):
             # A 503 comes at once; like a load balancer, try the other replica (3 tries).
             started = time.perf_counter()
             for attempt in range(3):
-                port = replicas[(i + attempt) % 2][1]
-                request = urllib.request.Request(
-                    f"http://127.0.0.1:{port}/move", data=bodies[i],
-                    headers={"content-type": "application/json"})
-                try:
-                    with urllib.request.urlopen(request, timeout=30) as response:
-                        answer = json.load(response)
-                        status = response.status
-                except urllib.error.HTTPError as error:
-                    answer, status = {}, error.code
+                status, answer = post(replicas[(i + attempt) % 2].url + "/move", bodies[i])
                 if status != 503:
                     break
             took = time.perf_counter() - started
-            source = answer.get("cached_from") if answer.get("cached") else "search"
+            cached = status == 200 and answer.get("cached")
+            source = answer.get("cached_from") if cached else "search"
             with lock:
                 results.append((status, took, source, attempt + 1))
 
@@ -149,12 +110,10 @@ def run(binary, bodies, clients, redis_server):
     for t in threads:
         t.join()
     wall = time.perf_counter() - started
-    for proc, _ in replicas:
-        proc.terminate()
-        proc.wait(timeout=30)
+    for replica in replicas:
+        replica.stop()
     if redis:
-        redis.terminate()
-        redis.wait(timeout=10)
+        redis.stop()
 
     ok = sorted(t for s, t, _, _ in results if s == 200)
     pct = lambda p: ok[min(len(ok) - 1, int(p * len(ok)))] * 1000 if ok else float("nan")

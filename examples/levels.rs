@@ -80,13 +80,9 @@ fn parse_pairing(text: &str) -> Result<(Player, Player), String> {
     Ok((parse_player(a)?, parse_player(b)?))
 }
 
-/// The games a level table can be made for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum GameName {
-    Tictactoe,
-    Connect4,
-    Gomoku,
-}
+#[path = "shared/game_name.rs"]
+mod game_name;
+use game_name::GameName;
 
 /// `levels`' options.
 #[derive(Parser)]

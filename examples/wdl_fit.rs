@@ -42,13 +42,9 @@ use kibitz::service::levels::{Style, search_at_level};
 use kibitz::service::wdl::{self, WdlModel};
 use kibitz::tools::arena::openings::{parse_openings, play_moves};
 
-/// The games a model is fitted for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum GameName {
-    Tictactoe,
-    Connect4,
-    Gomoku,
-}
+#[path = "shared/game_name.rs"]
+mod game_name;
+use game_name::GameName;
 
 /// `wdl_fit`'s options.
 #[derive(Parser)]

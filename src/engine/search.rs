@@ -256,21 +256,12 @@ impl<'t, G: Game> Searcher<'t, G> {
             }
             // Best first; the stable sort keeps earlier order on ties (determinism).
             root_moves.sort_by_key(|rm| std::cmp::Reverse(rm.score));
-            for rm in root_moves.iter_mut() {
-                rm.settled = rm.score;
-                rm.settled_depth = depth;
-            }
-            best = root_moves[0];
-            report.complete_iteration(
-                Iteration {
-                    depth,
-                    score: best.score,
-                    best_move: best.mv,
-                    nodes: self.clock.nodes() - nodes_before,
-                },
+            best = self.settle_iteration(
+                &mut report,
+                &mut root_moves,
+                depth,
+                nodes_before,
                 self.pv.line(0),
-                self.clock.nodes(),
-                self.clock.limits().progress.as_ref(),
             );
             if self.options.analysis {
                 report.root_moves = self.scored(&root_moves, depth, exact_depth);
@@ -321,6 +312,38 @@ impl<'t, G: Game> Searcher<'t, G> {
             }];
         }
         report
+    }
+
+    /// The tail of a complete iteration at `depth`, shared by the single-line and the MultiPV
+    /// loops: with `root_moves` already in their final order (best first), each move's score
+    /// becomes its settled score of this depth (what a later, cut-short iteration falls back
+    /// on), and the report takes the iteration (its best move, score, `line` and the nodes it
+    /// cost since `nodes_before`) and tells the progress listener. Returns the best move.
+    fn settle_iteration(
+        &self,
+        report: &mut SearchReport,
+        root_moves: &mut [RootMove],
+        depth: u32,
+        nodes_before: u64,
+        line: &[Move],
+    ) -> RootMove {
+        for rm in root_moves.iter_mut() {
+            rm.settled = rm.score;
+            rm.settled_depth = depth;
+        }
+        let best = root_moves[0];
+        report.complete_iteration(
+            Iteration {
+                depth,
+                score: best.score,
+                best_move: best.mv,
+                nodes: self.clock.nodes() - nodes_before,
+            },
+            line,
+            self.clock.nodes(),
+            self.clock.limits().progress.as_ref(),
+        );
+        best
     }
 
     /// The root moves of a complete iteration at `depth` as analysis reports them, each with
@@ -388,21 +411,12 @@ impl<'t, G: Game> Searcher<'t, G> {
             let top: Vec<RootMove> = order.iter().map(|&i| root_moves[i]).collect();
             let top_pvs: Vec<Vec<Move>> = order.iter().map(|&i| pvs[i].clone()).collect();
             root_moves[..k].copy_from_slice(&top);
-            for rm in root_moves.iter_mut() {
-                rm.settled = rm.score;
-                rm.settled_depth = depth;
-            }
-            let best = root_moves[0];
-            report.complete_iteration(
-                Iteration {
-                    depth,
-                    score: best.score,
-                    best_move: best.mv,
-                    nodes: self.clock.nodes() - nodes_before,
-                },
+            let best = self.settle_iteration(
+                &mut report,
+                &mut root_moves,
+                depth,
+                nodes_before,
                 &top_pvs[0],
-                self.clock.nodes(),
-                self.clock.limits().progress.as_ref(),
             );
             report.lines = top
                 .iter()

@@ -7,24 +7,9 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use crate::boards::{open_tictactoe_positions, tictactoe_rows as rows, tictactoe_won as won};
 use crate::service::common::*;
 use crate::sse_client::post_events;
-
-/// Tic-tac-toe's lines, cells numbered 0..9 row by row.
-const LINES: [[usize; 3]; 8] = [
-    [0, 1, 2],
-    [3, 4, 5],
-    [6, 7, 8],
-    [0, 3, 6],
-    [1, 4, 7],
-    [2, 5, 8],
-    [0, 4, 8],
-    [2, 4, 6],
-];
-
-fn won(cells: &[u8; 9], stone: u8) -> bool {
-    LINES.iter().any(|l| l.iter().all(|&c| cells[c] == stone))
-}
 
 /// The game value for the side to move (`stone` to play): 1 win, 0 draw, -1 loss; by brute force.
 fn value(cells: &mut [u8; 9], stone: u8, memo: &mut HashMap<([u8; 9], u8), i32>) -> i32 {
@@ -50,29 +35,6 @@ fn value(cells: &mut [u8; 9], stone: u8, memo: &mut HashMap<([u8; 9], u8), i32>)
     best
 }
 
-fn rows(cells: &[u8; 9]) -> Vec<String> {
-    cells
-        .chunks(3)
-        .map(|r| String::from_utf8(r.to_vec()).unwrap())
-        .collect()
-}
-
-/// Every reachable unfinished position, with the side to move.
-fn reachable(cells: &mut [u8; 9], stone: u8, out: &mut HashMap<[u8; 9], u8>) {
-    let other = if stone == b'X' { b'O' } else { b'X' };
-    if won(cells, other) || cells.iter().all(|&c| c != b'.') || out.contains_key(cells) {
-        return;
-    }
-    out.insert(*cells, stone);
-    for i in 0..9 {
-        if cells[i] == b'.' {
-            cells[i] = stone;
-            reachable(cells, other, out);
-            cells[i] = b'.';
-        }
-    }
-}
-
 fn exact(value: i32) -> Value {
     match value {
         1 => json!([1000, 0, 0]),
@@ -89,12 +51,9 @@ fn sums_to_1000(wdl: &Value) -> bool {
 #[tokio::test]
 async fn every_tictactoe_answer_and_analysis_entry_has_the_exact_wdl_of_its_true_value() {
     let state = state();
-    let mut positions = HashMap::new();
-    reachable(&mut [b'.'; 9], b'X', &mut positions);
+    let positions = open_tictactoe_positions();
     assert_eq!(positions.len(), 4520);
     let mut memo = HashMap::new();
-    let mut positions: Vec<_> = positions.into_iter().collect();
-    positions.sort();
     for (cells, stone) in positions {
         let reply = post_move(
             &state,

@@ -2,6 +2,7 @@
 //! (`kibitz::api::answer_bodies`): a hit serves its own answer's body, never one kept for an
 //! answer the cache has dropped, and the bodies kept stay within their bound.
 
+use crate::boards::{open_tictactoe_positions, tictactoe_rows};
 use crate::service::common::*;
 use kibitz::api::answer_bodies::MAX_BYTES;
 use kibitz::config::Config;
@@ -37,34 +38,6 @@ async fn a_hit_after_the_cache_dropped_its_answer_serves_the_new_answer() {
     assert_eq!(hit_again, as_hit(&again));
 }
 
-/// Every tic-tac-toe position with X to move or O to move that is not over, as rows.
-fn open_positions() -> Vec<[String; 3]> {
-    let lines = [
-        [0, 1, 2],
-        [3, 4, 5],
-        [6, 7, 8],
-        [0, 3, 6],
-        [1, 4, 7],
-        [2, 5, 8],
-        [0, 4, 8],
-        [2, 4, 6],
-    ];
-    (0..3u32.pow(9))
-        .filter_map(|code| {
-            let cells: Vec<char> = (0..9)
-                .map(|i| ['.', 'X', 'O'][(code / 3u32.pow(i) % 3) as usize])
-                .collect();
-            let count = |c| cells.iter().filter(|&&x| x == c).count();
-            let (x, o) = (count('X'), count('O'));
-            let won = lines.iter().any(|l| {
-                cells[l[0]] != '.' && cells[l[0]] == cells[l[1]] && cells[l[1]] == cells[l[2]]
-            });
-            let rows = |r: usize| cells[r * 3..r * 3 + 3].iter().collect::<String>();
-            (x + o < 9 && (x == o || x == o + 1) && !won).then(|| [rows(0), rows(1), rows(2)])
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn the_bodies_kept_stay_within_their_bound() {
     let state = state_with(Config {
@@ -72,9 +45,10 @@ async fn the_bodies_kept_stay_within_their_bound() {
         cache_mb: Some(64),
         ..Config::for_tests()
     });
-    let positions = open_positions();
+    let positions = open_tictactoe_positions();
     assert!(positions.len() > 2000, "{}", positions.len());
-    for rows in &positions {
+    for (cells, _) in &positions {
+        let rows = tictactoe_rows(cells);
         let position = json!({"game": "tictactoe", "board": rows});
         post_move(&state, position.clone()).await;
         let hit = post_move(&state, position).await;
