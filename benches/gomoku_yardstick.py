@@ -28,14 +28,11 @@ import json
 import math
 import os
 import shutil
-import socket
 import statistics
-import subprocess
-import time
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(ROOT, "tests/data/gomoku/yardstick-15x15.tsv")
+import kibitz_server
+
+DATA = os.path.join(kibitz_server.ROOT, "tests/data/gomoku/yardstick-15x15.tsv")
 # A decisive score: `engine::MATE_BOUND` is WIN - MAX_PLY = 1,000,000 - 128; a decisive score
 # the exact engine did not confirm is answered one below it, without an `outcome`.
 DECISIVE = 1_000_000 - 128 - 1
@@ -63,32 +60,17 @@ def verdict(rapfi_eval):
     return "win" if rapfi_eval.startswith("+") else "loss"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def answer(binary, moves, args):
-    port = free_port()
-    env = dict(
-        os.environ,
-        KIBITZ_ADDR=f"127.0.0.1:{port}",
-        KIBITZ_WORKERS="1",
-        KIBITZ_CACHE_ENTRIES="0",
-        KIBITZ_DRAIN_MS="0",
-        RUST_LOG="warn",
-    )
+    """kibitz's answer to one position, from a fresh process (an empty table)."""
+    env = {
+        "KIBITZ_WORKERS": "1",
+        "KIBITZ_CACHE_ENTRIES": "0",
+        "KIBITZ_DRAIN_MS": "0",
+        "RUST_LOG": "warn",
+    }
     pin = ["taskset", "-c", str(args.core)] if shutil.which("taskset") else []
-    server = subprocess.Popen(pin + [binary], env=env, stdout=subprocess.DEVNULL)
+    server = kibitz_server.Kibitz(env, binary=binary, prefix=pin)
     try:
-        url = f"http://127.0.0.1:{port}"
-        for _ in range(400):
-            try:
-                urllib.request.urlopen(url + "/healthz", timeout=0.2)
-                break
-            except OSError:
-                time.sleep(0.05)
         grid = [["."] * 15 for _ in range(15)]
         for k, (col, row) in enumerate(moves):
             grid[row][col] = "X" if k % 2 == 0 else "O"
@@ -97,13 +79,12 @@ def answer(binary, moves, args):
             body["budget_ms"] = args.budget_ms
         else:
             body.update({"budget_ms": 60_000, "max_nodes": args.nodes, "deterministic": True})
-        request = urllib.request.Request(
-            url + "/move", json.dumps(body).encode(), {"content-type": "application/json"}
-        )
-        return json.load(urllib.request.urlopen(request, timeout=120))
+        status, reply = kibitz_server.post(server.url + "/move", body, timeout=120)
+        if status != 200:
+            raise RuntimeError(f"/move answered {status}: {reply}")
+        return reply
     finally:
-        server.terminate()
-        server.wait()
+        server.stop()
 
 
 def main():
@@ -114,7 +95,7 @@ def main():
     parser.add_argument("--core", type=int, default=0, help="the core taskset pins to")
     parser.add_argument("--out", help="write every answer here, one JSON object a line")
     args = parser.parse_args()
-    binary = os.environ.get("KIBITZ_BIN", os.path.join(ROOT, "target/release/kibitz"))
+    binary = os.environ.get("KIBITZ_BIN", kibitz_server.BINARY)
     positions = load()[: args.limit]
     out = open(args.out, "w") if args.out else None
     agree = {"kibitz": 0, 200: 0, 1000: 0}
