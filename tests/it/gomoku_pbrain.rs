@@ -194,7 +194,7 @@ fn a_node_budget_replaces_the_clock_and_gives_the_same_moves_every_time() {
     for &count in &counts {
         // The main search stops within a poll interval of the budget; the root's threat
         // searches have their own share of it.
-        assert!(count >= 10_000 && count <= 60_000, "{counts:?}");
+        assert!((10_000..=60_000).contains(&count), "{counts:?}");
     }
     assert_eq!(converse_with_nodes(input, 30_000), (moves, counts));
 }
