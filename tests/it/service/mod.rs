@@ -9,6 +9,7 @@
 //! - `api_games`: Connect-4, gomoku and `POST /tree` answers a client can check.
 //! - `cache`: the answer cache.
 //! - `clients`: API keys (401), identities a client cannot choose, fair share under a flood.
+//! - `fair_tree`: `/tree`'s slots shared fairly between clients under a flood of big trees.
 //! - `metrics`: `/metrics` in both exposition formats; every request counted, abandoned ones
 //!   too; the open and queued gauges.
 //! - `openapi_contract`: real responses against openapi.yaml's schemas.
@@ -24,6 +25,7 @@ mod cache;
 mod clients;
 pub mod common;
 mod exposure;
+mod fair_tree;
 mod metrics;
 mod openapi_contract;
 mod socket;
