@@ -434,13 +434,15 @@ fn build_json_tree(root: JsonNode) -> Result<Tree, TreeRequestError> {
         .map_err(|e| invalid(e, String::from("/tree")))
 }
 
-/// `POST /tree`: takes one of the service's evaluation slots (503 when all stay busy), reads
-/// the body (415, 413 as for every route, with the tree's own size limit) and has the service
-/// evaluate it off the async threads ([`crate::service::tree`]).
+/// `POST /tree`: takes one of the service's evaluation slots for the request's client (503
+/// when all stay busy; shared fairly between clients), reads the body (415, 413 as for every
+/// route, with the tree's own size limit) and has the service evaluate it off the async
+/// threads ([`crate::service::tree`]). The answer carries the client's standing against its
+/// share of the slots in `RateLimit` headers.
 pub async fn evaluate(
     axum::extract::State(state): axum::extract::State<super::AppState>,
     request: axum::extract::Request,
-) -> super::ApiResult<axum::Json<TreeResponse>> {
+) -> super::ApiResult<axum::response::Response> {
     // The slot first, the body after (see `service::tree`): waiting for a slot counts
     // against the body's deadline.
     let limit = super::json::BodyLimit {
@@ -449,7 +451,15 @@ pub async fn evaluate(
     };
     super::json::check_json(&request, limit)?;
     let deadline = super::json::body_deadline(&request, &state);
-    let slot = state.service.tree_slot(deadline).await?;
+    let client = super::identity::client_of(
+        request
+            .extensions()
+            .get::<crate::service::caller::ClientId>()
+            .cloned()
+            .map(axum::Extension),
+    );
+    let slot = state.service.tree_slot(&client, deadline).await?;
+    let standing = slot.standing();
     let body = super::json::read_json_body(request, limit, deadline).await?;
     let answer = state
         .service
@@ -457,7 +467,18 @@ pub async fn evaluate(
             evaluate_tree_body(super::json::without_bom(&body))
         })
         .await?;
-    Ok(axum::Json(answer?))
+    let mut response = axum::response::IntoResponse::into_response(axum::Json(answer?));
+    // `"trees"`: the client's share of the slots; a slot comes back when one of its trees
+    // ends, well within a second.
+    let limit = super::error::RateLimit {
+        policy: "trees",
+        quota: standing.quota as u64,
+        remaining: standing.remaining as u64,
+    };
+    response
+        .headers_mut()
+        .extend(limit.headers(std::time::Duration::from_secs(1)));
+    Ok(response)
 }
 
 impl From<TreeRequestError> for super::ApiError {

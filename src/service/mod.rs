@@ -14,6 +14,7 @@
 //! - [`replay`]: a game given as its moves (JSON cells or notation), replayed to a position.
 //! - [`review`]: a game's moves judged ply by ply, one search per position.
 //! - [`tree`]: when a teaching tree's evaluation gets a place (a slot per search worker).
+//! - [`fair_slots`]: a semaphore whose slots go round-robin to the clients holding fewest.
 //! - [`root`]: the root's restriction (`searchmoves`, `exclude`), resolved on the asked
 //!   position.
 //! - [`levels`]: strength levels, seeds and deterministic answers; [`ladder`]: what each level
@@ -31,6 +32,7 @@ pub mod answer;
 pub mod batch;
 pub mod cache;
 pub mod caller;
+pub mod fair_slots;
 pub mod games;
 pub mod ladder;
 pub mod latency;
@@ -247,7 +249,7 @@ struct Inner {
     /// before their next search and answer with what they have. Relaxed: a flag read between
     /// searches, ordering nothing else.
     stopping: std::sync::atomic::AtomicBool,
-    /// The `/tree` evaluations' places, one per search worker.
+    /// The `/tree` evaluations' places, one per search worker, shared fairly by client.
     tree_slots: tree::TreeSlots,
 }
 
@@ -294,7 +296,10 @@ impl Service {
                 metrics,
                 active: ActiveSearches::default(),
                 stopping: std::sync::atomic::AtomicBool::new(false),
-                tree_slots: tree::TreeSlots::new(config.worker_count()),
+                tree_slots: tree::TreeSlots::new(
+                    config.worker_count(),
+                    config.client_share_percent,
+                ),
             }),
         })
     }

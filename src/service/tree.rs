@@ -8,37 +8,58 @@
 //! The API takes the slot before it reads the body: only as many bodies as slots are ever read
 //! at once, so stalled uploads cannot add up; waiting for a slot counts against the body's own
 //! deadline.
+//!
+//! The slots are shared fairly between clients ([`super::fair_slots`]): a slot that frees goes
+//! to the waiting client holding the fewest, in turn, so a client keeping many trees in flight
+//! cannot make another wait behind all of them; a client alone may use every slot. A tree's
+//! evaluation cannot yield half way (unlike a search), so a client that took every slot while
+//! alone keeps them until its trees end: another client waits at most for the shortest of them
+//! (and for a body being uploaded, at most the body deadline).
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
+use super::caller::ClientId;
+use super::fair_slots::{FairSlot, FairSlots, SlotStanding};
 use super::{Service, ServiceError};
 
-/// The slots, one per search worker.
-pub struct TreeSlots(Arc<Semaphore>);
+/// The slots, one per search worker, shared fairly between clients.
+pub struct TreeSlots(Arc<FairSlots>);
 
 impl TreeSlots {
-    pub fn new(workers: usize) -> Self {
-        TreeSlots(Arc::new(Semaphore::new(workers)))
+    /// `workers` slots, of which a client is sure of `share_percent`
+    /// (`KIBITZ_CLIENT_SHARE_PERCENT`, at least one) while another client waits.
+    pub fn new(workers: usize, share_percent: u8) -> Self {
+        TreeSlots(FairSlots::new(workers, share_percent))
     }
 }
 
-/// A place among the tree evaluations, held (never read) until the evaluation ends.
+/// A place among the tree evaluations, held until the evaluation ends.
 pub struct TreeSlot {
-    _permit: OwnedSemaphorePermit,
+    slot: FairSlot,
+}
+
+impl TreeSlot {
+    /// The client's share of the slots and what was left of it after this one (for the
+    /// answer's `RateLimit` headers).
+    pub fn standing(&self) -> SlotStanding {
+        self.slot.standing()
+    }
 }
 
 impl Service {
-    /// One of the tree evaluation slots, waited for until `until` at the latest (then an
-    /// overload: every slot stayed busy).
-    pub async fn tree_slot(&self, until: Instant) -> Result<TreeSlot, ServiceError> {
-        let slots = Arc::clone(&self.inner.tree_slots.0);
-        match tokio::time::timeout_at(until.into(), slots.acquire_owned()).await {
-            Ok(Ok(permit)) => Ok(TreeSlot { _permit: permit }),
-            Ok(Err(_)) | Err(_) => Err(ServiceError::TreeSlotsBusy {
-                slots: self.workers(),
+    /// One of the tree evaluation slots for `client`, waited for until `until` at the latest
+    /// (then an overload: every slot stayed busy).
+    pub async fn tree_slot(
+        &self,
+        client: &ClientId,
+        until: Instant,
+    ) -> Result<TreeSlot, ServiceError> {
+        let slots = &self.inner.tree_slots.0;
+        match slots.acquire(Arc::clone(&client.name), until).await {
+            Ok(slot) => Ok(TreeSlot { slot }),
+            Err(_) => Err(ServiceError::TreeSlotsBusy {
+                slots: slots.total(),
             }),
         }
     }

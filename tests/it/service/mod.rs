@@ -9,6 +9,7 @@
 //! - `api_games`: Connect-4, gomoku and `POST /tree` answers a client can check.
 //! - `cache`: the answer cache.
 //! - `clients`: API keys (401), identities a client cannot choose, fair share under a flood.
+//! - `fair_tree`: `/tree`'s slots shared fairly between clients under a flood of big trees.
 //! - `rate_limits`: the `RateLimit` headers on streamed, cached and batch answers.
 //! - `metrics`: `/metrics` in both exposition formats; every request counted, abandoned ones
 //!   too; the open and queued gauges.
@@ -25,6 +26,7 @@ mod cache;
 mod clients;
 pub mod common;
 mod exposure;
+mod fair_tree;
 mod metrics;
 mod openapi_contract;
 mod rate_limits;
