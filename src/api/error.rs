@@ -111,7 +111,8 @@ pub enum ApiError {
 /// requests, and what is left of it now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateLimit {
-    /// `searches` (a client's share of the workers) or `batches` (batches in flight).
+    /// `searches` (a client's share of the workers), `trees` (its share of `/tree`'s slots)
+    /// or `batches` (batches in flight).
     pub policy: &'static str,
     pub quota: u64,
     pub remaining: u64,
