@@ -6,10 +6,14 @@
 //! queues and drops items, so it is exact: an item counts from its batch's admission until it
 //! is finished or skipped, a result from its storing until its batch expires.
 //!
+//! Within a priority, items are taken round-robin between clients ([`FairQueue`]): a client's
+//! big batch queued first delays another client's batch by one item a turn, not by all of its
+//! own.
+//!
 //! One std mutex guards everything (held for a few map and queue operations, never across an
 //! `.await`); a [`Notify`] wakes a consumer waiting for an item.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -17,6 +21,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio::sync::Notify;
 
+use super::fair_queue::FairQueue;
 use super::watchers::Progress;
 use super::{
     BatchError, BatchSettings, BatchState, BatchStore, BatchView, Delivery, Handle, NewBatch,
@@ -56,8 +61,9 @@ impl Batch {
 #[derive(Default)]
 struct State {
     batches: HashMap<String, Batch>,
-    /// One queue per priority, in [`Priority::ALL`] order.
-    queues: [VecDeque<Delivery>; 3],
+    /// One queue per priority, in [`Priority::ALL`] order, each served round-robin between
+    /// the batches' clients.
+    queues: [FairQueue<Delivery>; 3],
     /// Items taken and not finished, by token.
     held: HashMap<u64, Delivery>,
     next_token: u64,
@@ -164,19 +170,22 @@ impl LocalStore {
         );
         let queue = &mut state.queues[batch.priority.rank()];
         for (index, item) in batch.items.iter().enumerate() {
-            queue.push_back(Delivery {
-                batch: batch.id.clone(),
-                index,
-                total: batch.items.len(),
-                item: item.json.clone(),
-                budget_ms: batch.budget_ms,
-                work_ms: item.work_ms,
-                counted: true,
-                attempts: 0,
-                reclaimed: false,
-                priority: batch.priority,
-                handle: Handle::Local(0),
-            });
+            queue.push_back(
+                &batch.client,
+                Delivery {
+                    batch: batch.id.clone(),
+                    index,
+                    total: batch.items.len(),
+                    item: item.json.clone(),
+                    budget_ms: batch.budget_ms,
+                    work_ms: item.work_ms,
+                    counted: true,
+                    attempts: 0,
+                    reclaimed: false,
+                    priority: batch.priority,
+                    handle: Handle::Local(0),
+                },
+            );
         }
         drop(state);
         self.queued.notify_waiters();
@@ -186,7 +195,7 @@ impl LocalStore {
     /// The next item, taken now, if any.
     fn pop(&self) -> Option<Delivery> {
         let mut state = self.state();
-        let mut delivery = state.queues.iter_mut().find_map(VecDeque::pop_front)?;
+        let mut delivery = state.queues.iter_mut().find_map(FairQueue::pop)?;
         let token = state.next_token;
         state.next_token += 1;
         delivery.attempts += 1;
@@ -306,12 +315,18 @@ impl BatchStore for LocalStore {
         let mut state = self.state();
         if let Some(mut item) = state.held.remove(&Self::token(delivery)) {
             let priority = item.priority.rank();
+            // Its batch's client (a batch deleted meanwhile: the item is skipped when taken).
+            let client = state
+                .batches
+                .get(&item.batch)
+                .map(|batch| batch.client.clone())
+                .unwrap_or_default();
             if failed {
-                state.queues[priority].push_back(item);
+                state.queues[priority].push_back(&client, item);
             } else {
                 // Released unrun (a drain): this hand-out does not count.
                 item.attempts -= 1;
-                state.queues[priority].push_front(item);
+                state.queues[priority].push_front(&client, item);
             }
         }
         drop(state);

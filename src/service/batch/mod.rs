@@ -11,6 +11,11 @@
 //! at most `KIBITZ_BATCH_MAX_ATTEMPTS` times; then it is marked `failed`, so a poison item
 //! (a search that panics, an entry that does not decode, one that kills its replica) ends.
 //!
+//! Within a priority, items are taken round-robin between the batches' clients (their
+//! identity, see `crate::api::identity`): exactly so in-process ([`fair_queue`]); in Redis
+//! over 16 lanes a client's items are queued in by the hash of its identity
+//! ([`redis_store::lane_of`]), so two clients sharing a lane are served in their queue order.
+//!
 //! The consumers of a replica ([`Consumers`]) take an item only when more than the spare
 //! workers (`KIBITZ_BATCH_SPARE_WORKERS`) are idle, and hold at most as many items as the
 //! other workers; and an item's search yields its worker when a `POST /move` would not get one
@@ -22,6 +27,7 @@
 //! On SIGTERM the consumers stop taking items at once; the items they hold finish within the
 //! shutdown timeout, or are released (handed back for another replica to take at once).
 
+pub mod fair_queue;
 pub mod local;
 pub mod redis_store;
 pub mod verify;
@@ -265,7 +271,12 @@ pub struct Delivery {
 #[derive(Clone, Debug)]
 enum Handle {
     Local(u64),
-    Stream { priority: Priority, id: String },
+    /// An entry of `priority`'s stream `lane` (see [`redis_store::lane_of`]).
+    Stream {
+        priority: Priority,
+        lane: u8,
+        id: String,
+    },
 }
 
 /// How running an item went.

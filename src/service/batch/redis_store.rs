@@ -1,12 +1,21 @@
-//! The batch store in Redis, shared by every replica: one stream per priority with one
-//! consumer group, and a hash per batch for its state and one for its results.
+//! The batch store in Redis, shared by every replica: [`LANES`] streams per priority with one
+//! consumer group each, and a hash per batch for its state and one for its results.
 //!
-//! - `kibitz:batch:v1:queue:{high,normal,low}`: one entry per item (`batch`, `index`, `total`,
-//!   `budget_ms`, `work_ms`, `item`), read by the group `kibitz` with `XREADGROUP` (each entry goes to one
-//!   consumer, a replica), and taken over from a consumer that held it longer than the idle
-//!   timeout with `XAUTOCLAIM`, which counts the hand-outs (the attempts, read with
-//!   `XPENDING`). A consumer working on an item claims it again (`XCLAIM ... JUSTID`) every
-//!   third of the idle timeout, so a long item is never taken over from a live replica.
+//! - `kibitz:batch:v1:queue:{high,normal,low}` (lane 0) and `...:queue:{priority}:{1..15}`:
+//!   one entry per item (`batch`, `index`, `total`, `budget_ms`, `work_ms`, `item`), in the
+//!   lane of its batch's client ([`lane_of`]: a hash of the client's identity), read by the
+//!   group `kibitz` with `XREADGROUP` (each entry goes to one consumer, a replica), and taken
+//!   over from a consumer that held it longer than the idle timeout with `XAUTOCLAIM`, which
+//!   counts the hand-outs (the attempts, read with `XPENDING`). A consumer working on an item
+//!   claims it again (`XCLAIM ... JUSTID`) every third of the idle timeout, so a long item is
+//!   never taken over from a live replica. Lane 0 keeps the name the one stream of a priority
+//!   had before there were lanes, so what an older replica queued is still taken.
+//! - `kibitz:batch:v1:cursor`: priority → the lane whose turn it is. A take (one script)
+//!   reads one entry from the first lane from the cursor on that has one and moves the cursor
+//!   past it, so the lanes, and with them the clients, take turns across every replica: a
+//!   client's thousand items queued first delay another client's batch by one item a turn,
+//!   not by the thousand (two clients that hash to the same lane are served in queue order).
+//!   Priorities stay strict: a lower one is read only when every lane of the higher is empty.
 //! - `kibitz:batch:v1:{id}`: the batch (`total`, `client`, `cancelled`, `started`,
 //!   `result_bytes`).
 //! - `kibitz:batch:v1:{id}:results`: index → result JSON, written with `HSETNX`, so each
@@ -31,9 +40,10 @@
 //! streams are empty, resets the queued counts (so a count that drifted, an entry deleted by
 //! hand, heals). The scripts name keys they build; this is a single Redis, not a cluster.
 //!
-//! Consumers
-//! block in `XREADGROUP` on a connection of their own, so that the blocking read never holds
-//! up the other calls; both connections are the `redis` crate's `ConnectionManager`, which
+//! Consumers with nothing to take wait in `XREAD BLOCK` on every lane (on a connection of
+//! their own, so that the blocking read never holds up the other calls), which consumes
+//! nothing: woken, they take through the turn script again, so no entry is ever handed to a
+//! consumer by a wake-up and left pending until an idle timeout; both connections are the `redis` crate's `ConnectionManager`, which
 //! reconnects by itself; a Redis that restarted without its data loses the group, which is
 //! then made again (`NOGROUP`).
 
@@ -64,8 +74,48 @@ const RESULTS_AT_ONCE: usize = 500;
 /// Taking over others' items is looked for at most this often per replica.
 const RECLAIM_EVERY: Duration = Duration::from_millis(200);
 
-fn stream(priority: Priority) -> String {
-    format!("{PREFIX}:queue:{}", priority.as_str())
+/// Streams a priority's items are spread over, by client (see the module doc).
+pub const LANES: u8 = 16;
+
+/// The stream of `priority`'s `lane`; lane 0 has the name of the stream before lanes.
+fn stream(priority: Priority, lane: u8) -> String {
+    if lane == 0 {
+        format!("{PREFIX}:queue:{}", priority.as_str())
+    } else {
+        format!("{PREFIX}:queue:{}:{lane}", priority.as_str())
+    }
+}
+
+/// Every lane's stream of `priority`, lane 0 first.
+fn lanes(priority: Priority) -> impl Iterator<Item = String> {
+    (0..LANES).map(move |lane| stream(priority, lane))
+}
+
+/// Every stream, the highest priority's lanes first.
+fn all_streams() -> Vec<String> {
+    Priority::ALL.into_iter().flat_map(lanes).collect()
+}
+
+/// The priority and lane of stream `name`, if it is one of the queue's.
+fn lane_of_stream(name: &str) -> Option<(Priority, u8)> {
+    Priority::ALL
+        .into_iter()
+        .flat_map(|priority| (0..LANES).map(move |lane| (priority, lane)))
+        .find(|&(priority, lane)| stream(priority, lane) == name)
+}
+
+/// The lane a client's items are queued in: the first byte of the SHA-256 of its identity,
+/// modulo [`LANES`]. Stable across replicas and restarts (unlike std's hasher, seeded per
+/// process), so that every replica puts one client's items in one lane.
+pub fn lane_of(client: &str) -> u8 {
+    let digest = ring::digest::digest(&ring::digest::SHA256, client.as_bytes());
+    digest.as_ref()[0] % LANES
+}
+
+/// A hash: priority → the lane whose turn it is (a hash, not a string key: the manifest's
+/// ACL grants kibitz `HSET`, never `SET`).
+fn cursor_key() -> String {
+    format!("{PREFIX}:cursor")
 }
 
 fn meta_key(id: &str) -> String {
@@ -124,6 +174,60 @@ end
 return 0
 ";
 
+/// One new entry of a priority, from the first lane from the cursor on that has one; the
+/// cursor moves past that lane. `KEYS`: the cursors' hash, then the priority's lanes in
+/// order. `ARGV`: group, consumer, the priority. Answers `XREADGROUP`'s reply
+/// (`[[stream, [entry]]]`), or nil.
+const TAKE: &str = r"
+local lanes = #KEYS - 1
+local start = tonumber(redis.call('HGET', KEYS[1], ARGV[3])) or 0
+for k = 0, lanes - 1 do
+  local lane = (start + k) % lanes
+  local reply = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1,
+    'STREAMS', KEYS[lane + 2], '>')
+  if reply and reply[1] and #reply[1][2] > 0 then
+    redis.call('HSET', KEYS[1], ARGV[3], (lane + 1) % lanes)
+    return reply
+  end
+end
+return nil
+";
+
+/// An entry of any of `KEYS` (a priority's lanes) held longer than `ARGV[3]` ms, now consumer
+/// `ARGV[2]`'s (`XAUTOCLAIM`, which counts the hand-out). `ARGV[1]` the group. Answers
+/// `{lane index (0-based), entry}`, or nil.
+const RECLAIM: &str = r"
+for i, key in ipairs(KEYS) do
+  local reply = redis.call('XAUTOCLAIM', key, ARGV[1], ARGV[2], ARGV[3], '0-0', 'COUNT', 1)
+  if reply[2] and reply[2][1] then
+    return {i - 1, reply[2][1]}
+  end
+end
+return nil
+";
+
+/// Makes group `ARGV[1]` on every stream of `KEYS` (and the streams), where not there.
+const ENSURE_GROUPS: &str = r"
+for _, key in ipairs(KEYS) do
+  redis.pcall('XGROUP', 'CREATE', key, ARGV[1], '0', 'MKSTREAM')
+end
+return 0
+";
+
+/// Entries in `KEYS` (every lane) and how many of them are handed out to group `ARGV[1]`.
+/// Answers `{entries, pending}`.
+const DEPTH: &str = r"
+local entries, pending = 0, 0
+for _, key in ipairs(KEYS) do
+  entries = entries + redis.call('XLEN', key)
+  local summary = redis.pcall('XPENDING', key, ARGV[1])
+  if type(summary) == 'table' and tonumber(summary[1]) then
+    pending = pending + tonumber(summary[1])
+  end
+end
+return {entries, pending}
+";
+
 /// Stores an item's result (unless its index has one, or its batch is cancelled or gone),
 /// then acknowledges and deletes its entry, lowering the usage if the entry was deleted here.
 /// `KEYS`: results, meta, usage, expiry, stream. `ARGV`: index, result ('' for none), expiry
@@ -163,7 +267,7 @@ end
 return existed
 ";
 
-/// Drops batches past their time. `KEYS`: expiry, usage, the three streams. `ARGV`: now (ms),
+/// Drops batches past their time. `KEYS`: expiry, usage, then every stream. `ARGV`: now (ms),
 /// the key prefix.
 const SWEEP: &str = r"
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 200)
@@ -176,7 +280,11 @@ for _, id in ipairs(ids) do
   end
   redis.call('ZREM', KEYS[1], id)
 end
-if redis.call('XLEN', KEYS[3]) + redis.call('XLEN', KEYS[4]) + redis.call('XLEN', KEYS[5]) == 0 then
+local queued = 0
+for i = 3, #KEYS do
+  queued = queued + redis.call('XLEN', KEYS[i])
+end
+if queued == 0 then
   redis.call('HSET', KEYS[2], 'items', 0, 'queued_bytes', 0, 'work_ms', 0)
 end
 if redis.call('ZCARD', KEYS[1]) == 0 then
@@ -255,23 +363,17 @@ impl RedisStore {
         )
     }
 
-    /// Makes the group on every stream (and the streams), if not there.
+    /// Makes the group on every stream (and the streams), if not there: one script.
     async fn ensure_groups(&self) -> Result<(), BatchError> {
         let mut connection = self.calls()?;
-        for priority in Priority::ALL {
-            let made: Result<(), redis::RedisError> = redis::cmd("XGROUP")
-                .arg("CREATE")
-                .arg(stream(priority))
-                .arg(GROUP)
-                .arg("0")
-                .arg("MKSTREAM")
-                .query_async(&mut connection)
-                .await;
-            match made {
-                Err(error) if error.code() != Some("BUSYGROUP") => return Err(error.into()),
-                _ => {}
-            }
-        }
+        let streams = all_streams();
+        redis::cmd("EVAL")
+            .arg(ENSURE_GROUPS)
+            .arg(streams.len())
+            .arg(&streams)
+            .arg(GROUP)
+            .query_async::<()>(&mut connection)
+            .await?;
         Ok(())
     }
 
@@ -351,7 +453,7 @@ impl RedisStore {
             .arg(epoch_ms(self.settings.ttl))
             .arg(&batch.id)
             .ignore();
-        let queue = stream(batch.priority);
+        let queue = stream(batch.priority, lane_of(&batch.client));
         let total_text = total.to_string();
         for (index, item) in batch.items.iter().enumerate() {
             let work = item.work_ms.to_string();
@@ -494,20 +596,48 @@ impl RedisStore {
                 }
             }
         }
-        let mut reads = self.reads()?;
-        // Highest priority first, without waiting; then wait on all three.
+        if let Some(delivery) = self.take_in_turn(consumer).await? {
+            return Ok(Some(delivery));
+        }
+        // Nothing queued: wait on every lane for a new entry without taking it (XREAD, not
+        // XREADGROUP: a wake-up hands nothing out), then take in turn.
+        let streams = all_streams();
+        let mut wait = redis::cmd("XREAD");
+        wait.arg("COUNT")
+            .arg(1)
+            .arg("BLOCK")
+            .arg(BLOCK_MS)
+            .arg("STREAMS")
+            .arg(&streams);
+        for _ in &streams {
+            wait.arg("$");
+        }
+        let woken: Value = wait.query_async(&mut self.reads()?).await?;
+        if matches!(woken, Value::Nil) {
+            return Ok(None);
+        }
+        self.take_in_turn(consumer).await
+    }
+
+    /// The next entry by priority, each priority's lanes taking turns (the `TAKE` script).
+    async fn take_in_turn(&self, consumer: &str) -> Result<Option<Delivery>, BatchError> {
+        let mut connection = self.calls()?;
         for priority in Priority::ALL {
-            let reply: Value = read_group(consumer, &[priority], None)
-                .query_async(&mut reads)
+            let reply: Value = redis::cmd("EVAL")
+                .arg(TAKE)
+                .arg(1 + usize::from(LANES))
+                .arg(cursor_key())
+                .arg(lanes(priority).collect::<Vec<_>>())
+                .arg(GROUP)
+                .arg(consumer)
+                .arg(priority.as_str())
+                .query_async(&mut connection)
                 .await?;
             if let Some(delivery) = self.first_entry(&reply) {
                 return Ok(Some(delivery));
             }
         }
-        let reply: Value = read_group(consumer, &Priority::ALL, Some(BLOCK_MS))
-            .query_async(&mut reads)
-            .await?;
-        Ok(self.first_entry(&reply))
+        Ok(None)
     }
 
     /// Counts and logs something refused when read back.
@@ -534,22 +664,25 @@ impl RedisStore {
             else {
                 continue;
             };
-            let Some(priority) = Priority::ALL.into_iter().find(|p| stream(*p) == name) else {
+            let Some((priority, lane)) = lane_of_stream(&name) else {
                 continue;
             };
             if let Some(entry) = entries.first() {
-                return Some(self.checked_entry(priority, entry).unwrap_or_else(|| {
-                    // Not an item: skipped unrun and dropped (its batch, "", is never there).
-                    undecodable(priority, entry)
-                }));
+                return Some(
+                    self.checked_entry(priority, lane, entry)
+                        .unwrap_or_else(|| {
+                            // Not an item: skipped unrun and dropped (its batch, "", is never there).
+                            undecodable(priority, lane, entry)
+                        }),
+                );
             }
         }
         None
     }
 
     /// The entry as an item if it is one kibitz wrote (see [`super::verify`]); else counted.
-    fn checked_entry(&self, priority: Priority, entry: &Value) -> Option<Delivery> {
-        match parse_entry(priority, entry, &self.seal) {
+    fn checked_entry(&self, priority: Priority, lane: u8, entry: &Value) -> Option<Delivery> {
+        match parse_entry(priority, lane, entry, &self.seal) {
             Ok(delivery) => Some(delivery),
             Err((refusal, batch)) => {
                 self.refused("queue entry", refusal, &batch);
@@ -570,36 +703,41 @@ impl RedisStore {
         due
     }
 
-    /// An item of `priority` held longer than the idle timeout, now `consumer`'s, with its
-    /// hand-outs counted.
+    /// An item of `priority` (any lane) held longer than the idle timeout, now `consumer`'s,
+    /// with its hand-outs counted.
     async fn reclaim(
         &self,
         consumer: &str,
         priority: Priority,
     ) -> Result<Option<Delivery>, BatchError> {
         let mut connection = self.calls()?;
-        let queue = stream(priority);
-        let reply: Value = redis::cmd("XAUTOCLAIM")
-            .arg(&queue)
+        let reply: Value = redis::cmd("EVAL")
+            .arg(RECLAIM)
+            .arg(usize::from(LANES))
+            .arg(lanes(priority).collect::<Vec<_>>())
             .arg(GROUP)
             .arg(consumer)
             .arg(self.settings.reclaim_idle.as_millis() as u64)
-            .arg("0-0")
-            .arg("COUNT")
-            .arg(1)
             .query_async(&mut connection)
             .await?;
         let Value::Array(parts) = reply else {
             return Ok(None);
         };
-        let Some(Value::Array(entries)) = parts.get(1) else {
+        let (Some(lane), Some(entry)) = (
+            parts
+                .first()
+                .and_then(int)
+                .and_then(|l| u8::try_from(l).ok()),
+            parts.get(1),
+        ) else {
             return Ok(None);
         };
-        let Some(entry) = entries.first() else {
+        if lane >= LANES {
             return Ok(None);
-        };
-        let Some(mut delivery) = self.checked_entry(priority, entry) else {
-            self.drop_entry(priority, entry).await?;
+        }
+        let queue = stream(priority, lane);
+        let Some(mut delivery) = self.checked_entry(priority, lane, entry) else {
+            self.drop_entry(&queue, entry).await?;
             return Ok(None);
         };
         let Handle::Stream { id, .. } = &delivery.handle else {
@@ -619,15 +757,13 @@ impl RedisStore {
     }
 
     /// Acknowledges and deletes an entry that is not an item (not written by kibitz).
-    async fn drop_entry(&self, priority: Priority, entry: &Value) -> Result<(), BatchError> {
+    async fn drop_entry(&self, queue: &str, entry: &Value) -> Result<(), BatchError> {
         let Some(id) = entry_id(entry) else {
             return Ok(());
         };
         tracing::warn!(id = %id, "a batch queue entry that is not an item was dropped");
         let mut connection = self.calls()?;
-        ack(priority, &id)
-            .query_async::<()>(&mut connection)
-            .await?;
+        ack(queue, &id).query_async::<()>(&mut connection).await?;
         Ok(())
     }
 
@@ -687,7 +823,7 @@ impl RedisStore {
         delivery: &Delivery,
         result: Option<&str>,
     ) -> Result<bool, BatchError> {
-        let (priority, id) = stream_handle(delivery)?;
+        let (queue, id) = stream_handle(delivery)?;
         let mut connection = self.calls()?;
         let sealed =
             result.map(|json| self.seal.seal_result(&delivery.batch, delivery.index, json));
@@ -698,7 +834,7 @@ impl RedisStore {
             .arg(meta_key(&delivery.batch))
             .arg(usage_key())
             .arg(expiry_key())
-            .arg(stream(priority))
+            .arg(queue)
             .arg(delivery.index)
             .arg(sealed.as_deref().unwrap_or(""))
             .arg(epoch_ms(self.settings.ttl))
@@ -718,11 +854,11 @@ impl RedisStore {
     /// (any replica's) takes it. Claimed with `JUSTID`, which does not count a hand-out; the
     /// taking over does.
     async fn give_back_now(&self, delivery: &Delivery) -> Result<(), BatchError> {
-        let (priority, id) = stream_handle(delivery)?;
+        let (queue, id) = stream_handle(delivery)?;
         let mut connection = self.calls()?;
         let idle = self.settings.reclaim_idle.as_millis() as u64 * 2;
         redis::cmd("XCLAIM")
-            .arg(stream(priority))
+            .arg(queue)
             .arg(GROUP)
             .arg(&self.settings.replica)
             .arg(0)
@@ -736,10 +872,10 @@ impl RedisStore {
     }
 
     async fn heartbeat_now(&self, consumer: &str, delivery: &Delivery) -> Result<(), BatchError> {
-        let (priority, id) = stream_handle(delivery)?;
+        let (queue, id) = stream_handle(delivery)?;
         let mut connection = self.calls()?;
         redis::cmd("XCLAIM")
-            .arg(stream(priority))
+            .arg(queue)
             .arg(GROUP)
             .arg(consumer)
             .arg(0)
@@ -752,11 +888,14 @@ impl RedisStore {
 
     async fn sweep_now(&self) -> Result<(), BatchError> {
         let mut connection = self.calls()?;
+        let streams = all_streams();
         let mut sweep = redis::cmd("EVAL");
-        sweep.arg(SWEEP).arg(5).arg(expiry_key()).arg(usage_key());
-        for priority in Priority::ALL {
-            sweep.arg(stream(priority));
-        }
+        sweep
+            .arg(SWEEP)
+            .arg(2 + streams.len())
+            .arg(expiry_key())
+            .arg(usage_key())
+            .arg(&streams);
         let swept: u64 = sweep
             .arg(epoch_ms(Duration::ZERO))
             .arg(PREFIX)
@@ -826,81 +965,46 @@ impl RedisStore {
 
     async fn depth_now(&self) -> Result<QueueDepth, BatchError> {
         let mut connection = self.calls()?;
-        let mut depth = QueueDepth::default();
-        for priority in Priority::ALL {
-            let (length, pending): (u64, Value) = redis::pipe()
-                .cmd("XLEN")
-                .arg(stream(priority))
-                .cmd("XPENDING")
-                .arg(stream(priority))
-                .arg(GROUP)
-                .query_async(&mut connection)
-                .await
-                .or_else(|error| {
-                    // No group yet: nothing was ever queued.
-                    if error.code() == Some("NOGROUP") {
-                        Ok((0, Value::Nil))
-                    } else {
-                        Err(error)
-                    }
-                })?;
-            let held = match &pending {
-                Value::Array(summary) => summary.first().and_then(int).unwrap_or(0),
-                _ => 0,
-            };
-            depth.pending += held;
-            depth.queued += length.saturating_sub(held);
-        }
-        Ok(depth)
+        let streams = all_streams();
+        let (entries, held): (u64, u64) = redis::cmd("EVAL")
+            .arg(DEPTH)
+            .arg(streams.len())
+            .arg(&streams)
+            .arg(GROUP)
+            .query_async(&mut connection)
+            .await?;
+        Ok(QueueDepth {
+            queued: entries.saturating_sub(held),
+            pending: held,
+        })
     }
 }
 
-/// `XREADGROUP` of one new entry from `priorities`' streams, waiting `block` ms if given.
-fn read_group(consumer: &str, priorities: &[Priority], block: Option<u64>) -> redis::Cmd {
-    let mut command = redis::cmd("XREADGROUP");
-    command
-        .arg("GROUP")
-        .arg(GROUP)
-        .arg(consumer)
-        .arg("COUNT")
-        .arg(1);
-    if let Some(ms) = block {
-        command.arg("BLOCK").arg(ms);
-    }
-    command.arg("STREAMS");
-    for priority in priorities {
-        command.arg(stream(*priority));
-    }
-    for _ in priorities {
-        command.arg(">");
-    }
-    command
-}
-
-/// `XACK` and `XDEL` of entry `id`, together.
-fn ack(priority: Priority, id: &str) -> redis::Pipeline {
+/// `XACK` and `XDEL` of entry `id` of stream `queue`, together.
+fn ack(queue: &str, id: &str) -> redis::Pipeline {
     let mut pipe = redis::pipe();
     pipe.atomic();
-    push_ack(&mut pipe, priority, id);
+    push_ack(&mut pipe, queue, id);
     pipe
 }
 
 /// Adds the `XACK` and `XDEL` of entry `id` to `pipe` (their replies ignored).
-fn push_ack(pipe: &mut redis::Pipeline, priority: Priority, id: &str) {
+fn push_ack(pipe: &mut redis::Pipeline, queue: &str, id: &str) {
     pipe.cmd("XACK")
-        .arg(stream(priority))
+        .arg(queue)
         .arg(GROUP)
         .arg(id)
         .ignore()
         .cmd("XDEL")
-        .arg(stream(priority))
+        .arg(queue)
         .arg(id)
         .ignore();
 }
 
-fn stream_handle(delivery: &Delivery) -> Result<(Priority, &str), BatchError> {
+/// The stream and entry id of a delivery from Redis.
+fn stream_handle(delivery: &Delivery) -> Result<(String, &str), BatchError> {
     match &delivery.handle {
-        Handle::Stream { priority, id } => Ok((*priority, id)),
+        Handle::Stream { priority, lane, id } => Ok((stream(*priority, *lane), id)),
         Handle::Local(_) => Err(BatchError::Store("not a stream entry".into())),
     }
 }
@@ -931,6 +1035,7 @@ fn entry_id(entry: &Value) -> Option<String> {
 /// item's and `seal` verifies it; else why not, and the batch it names.
 fn parse_entry(
     priority: Priority,
+    lane: u8,
     entry: &Value,
     seal: &Seal,
 ) -> Result<Delivery, (Refusal, String)> {
@@ -976,13 +1081,13 @@ fn parse_entry(
         reclaimed: false,
         priority,
         batch,
-        handle: Handle::Stream { priority, id },
+        handle: Handle::Stream { priority, lane, id },
     })
 }
 
 /// An entry that is not an item, as a delivery whose item never decodes: its attempts run
 /// out and its "result" (under an index no batch has) is dropped with it.
-fn undecodable(priority: Priority, entry: &Value) -> Delivery {
+fn undecodable(priority: Priority, lane: u8, entry: &Value) -> Delivery {
     Delivery {
         batch: String::new(),
         index: usize::MAX,
@@ -996,6 +1101,7 @@ fn undecodable(priority: Priority, entry: &Value) -> Delivery {
         priority,
         handle: Handle::Stream {
             priority,
+            lane,
             id: entry_id(entry).unwrap_or_default(),
         },
     }
