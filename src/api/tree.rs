@@ -477,7 +477,7 @@ pub async fn evaluate(
     };
     response
         .headers_mut()
-        .extend(limit.headers(std::time::Duration::from_secs(1)));
+        .extend(limit.headers(Some(std::time::Duration::from_secs(1))));
     Ok(response)
 }
 
