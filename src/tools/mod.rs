@@ -67,6 +67,11 @@ pub struct PbrainArgs {
 
 /// `kibitz pbrain`: the piskvork protocol over this process' stdin and stdout.
 pub fn run_pbrain(threads: u8, max_nodes: Option<u64>) -> anyhow::Result<()> {
+    // Logs go to stderr only when asked for (`RUST_LOG`): stdout is the protocol's, and a
+    // manager reads nothing else.
+    if std::env::var_os("RUST_LOG").is_some() {
+        crate::server::init_tracing(crate::config::LogFormat::Pretty);
+    }
     let stdin = std::io::stdin();
     pbrain::run_pbrain_with(
         stdin.lock(),
