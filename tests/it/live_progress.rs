@@ -264,7 +264,11 @@ async fn a_stream_is_not_cut_by_the_header_timeout() {
         .await;
     let answer = events.last().expect("events");
     assert_eq!(answer.name, "answer", "{:?}", names(&events));
-    assert!(answer.at > Duration::from_millis(450), "{:?}", answer.at);
+    // The stream outlived the header timeout well beyond it. Not the whole budget: gomoku's
+    // main search does not start an iteration it does not expect to finish (its hard limit is
+    // 85 % of the turn, and an iteration is predicted at 1.5 times the last), so it may answer
+    // from about a third of the 900 ms on, never before 250 ms unless it proved a result.
+    assert!(answer.at > Duration::from_millis(250), "{:?}", answer.at);
 }
 
 /// What the hook saw of one iteration: depth, best move, principal variation, nodes so far.
