@@ -11,7 +11,8 @@ Printed: on the open positions (no forced win by Rapfi's 5 s label) the share wh
 plays Rapfi's 5 s move, beside Rapfi's own share at 200 ms and 1 s; on the decided ones the
 share where kibitz gives the same verdict (a decisive score, a win or a loss for the side to
 move, proven or not, and how many of them it proved); the
-median completed depth; the per-iteration growth of main-search nodes (geometric mean of
+median completed depth; the share of the main search's nodes spent in its horizon VCFs (from
+its debug log); the per-iteration growth of main-search nodes (geometric mean of
 depths 4 to 9, positions that complete 9); the main-search nodes to complete depths 8 and 10.
 
     cargo build --release && python3 benches/gomoku_yardstick.py               # 200,000 nodes
@@ -27,8 +28,10 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import statistics
+import tempfile
 
 import kibitz_server
 
@@ -60,16 +63,22 @@ def verdict(rapfi_eval):
     return "win" if rapfi_eval.startswith("+") else "loss"
 
 
+# The main search's last debug line: its own nodes and its horizon VCFs'.
+SEARCH_LOG = re.compile(r"main search finished.*?main_nodes=(\d+) horizon_vcf_nodes=(\d+)")
+
+
 def answer(binary, moves, args):
-    """kibitz's answer to one position, from a fresh process (an empty table)."""
+    """kibitz's answer to one position, from a fresh process (an empty table), with the main
+    search's node split (`main_nodes`, `horizon_vcf_nodes`) read from its debug log."""
     env = {
         "KIBITZ_WORKERS": "1",
         "KIBITZ_CACHE_ENTRIES": "0",
         "KIBITZ_DRAIN_MS": "0",
-        "RUST_LOG": "warn",
+        "RUST_LOG": "warn,kibitz::gomoku::search=debug",
     }
     pin = ["taskset", "-c", str(args.core)] if shutil.which("taskset") else []
-    server = kibitz_server.Kibitz(env, binary=binary, prefix=pin)
+    log = tempfile.TemporaryFile(mode="w+")
+    server = kibitz_server.Kibitz(env, binary=binary, prefix=pin, stderr=log)
     try:
         grid = [["."] * 15 for _ in range(15)]
         for k, (col, row) in enumerate(moves):
@@ -82,9 +91,14 @@ def answer(binary, moves, args):
         status, reply = kibitz_server.post(server.url + "/move", body, timeout=120)
         if status != 200:
             raise RuntimeError(f"/move answered {status}: {reply}")
-        return reply
     finally:
         server.stop()
+    log.seek(0)
+    split = SEARCH_LOG.findall(log.read())
+    log.close()
+    if split:
+        reply["main_nodes"], reply["horizon_vcf_nodes"] = (int(n) for n in split[-1])
+    return reply
 
 
 def main():
@@ -102,6 +116,7 @@ def main():
     same = {"kibitz": 0, 200: 0, 1000: 0}
     opened = decided = proven = 0
     depths, growth, to8, to10 = [], [], [], []
+    main_nodes = horizon_nodes = 0
     for pid, moves, labels in positions:
         a = answer(binary, moves, args)
         move = (a["move"]["col"], a["move"]["row"])
@@ -113,6 +128,8 @@ def main():
             for budget in (200, 1000):
                 agree[budget] += labels[budget][0] == best
             depths.append(a["depth"])
+            main_nodes += a.get("main_nodes", 0)
+            horizon_nodes += a.get("horizon_vcf_nodes", 0)
             nodes = [i["nodes"] for i in a.get("iterations", [])]
             if len(nodes) >= 9 and nodes[3] > 0:
                 growth.append(math.log(nodes[8] / nodes[3]) / 5)
@@ -147,6 +164,9 @@ def main():
     if growth:
         print(f"  open: main-search growth a ply, depths 4-9 (geometric mean, {len(growth)} "
               f"positions) {math.exp(statistics.mean(growth)):.2f}")
+    if main_nodes + horizon_nodes:
+        print(f"  open: horizon-VCF share of the main search's nodes "
+              f"{100 * horizon_nodes / (main_nodes + horizon_nodes):.1f} %")
     for depth, counts in ((8, to8), (10, to10)):
         if counts:
             print(f"  open: main-search nodes to complete depth {depth}: median "

@@ -65,17 +65,18 @@ class Kibitz:
     """A kibitz process on a free loopback port, ready (its `ready_path` answered) once built.
 
     `env` adds to (and overrides) this process's environment; `prefix` runs the binary under
-    another command (`["prlimit", "--nofile=1024:1024"]`). Output goes nowhere."""
+    another command (`["prlimit", "--nofile=1024:1024"]`). Output goes nowhere, the log to
+    `stderr` (an open file) when given."""
 
     def __init__(self, env=None, binary=BINARY, prefix=(), ready_path="/readyz", ready_seconds=20,
-                 poll=0.05):
+                 poll=0.05, stderr=subprocess.DEVNULL):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         environment = dict(os.environ, **(env or {}))
         environment["KIBITZ_ADDR"] = f"127.0.0.1:{self.port}"
         self.process = subprocess.Popen([*prefix, binary], env=environment,
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+                                        stderr=stderr)
         try:
             wait_ready(self.url + ready_path, ready_seconds, poll)
         except BaseException:

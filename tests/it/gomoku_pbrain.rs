@@ -186,8 +186,10 @@ fn converse_with_nodes(input: &str, nodes: u64) -> (Vec<String>, Vec<u64>) {
 fn a_node_budget_replaces_the_clock_and_gives_the_same_moves_every_time() {
     // A turn of 1 ms: the clock alone would stop every search at once. With a node budget the
     // searches run to it (far more nodes than 1 ms allows on this machine), and two sessions
-    // on the same moves answer the same moves with the same counts.
-    let input = "START 15\nINFO timeout_turn 1\nBOARD\n7,7,2\n8,8,1\n6,8,2\nDONE\nTURN 9,9\nTURN 5,9\nEND\n";
+    // on the same moves answer the same moves with the same counts. The opponent's turns are
+    // corners, which no search plays in this opening (a cell near the stones may be the
+    // engine's own answer, and then the turn is illegal).
+    let input = "START 15\nINFO timeout_turn 1\nBOARD\n7,7,2\n8,8,1\n6,8,2\nDONE\nTURN 0,14\nTURN 14,0\nEND\n";
     let (moves, counts) = converse_with_nodes(input, 30_000);
     assert_eq!(moves.len(), 4, "{moves:?}");
     assert_eq!(counts.len(), 3, "{counts:?}");
