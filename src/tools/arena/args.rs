@@ -48,7 +48,7 @@ pub struct ArenaArgs {
     /// Rule set (sent to engines as `INFO rule` 0, 1 or 4).
     #[arg(long, value_enum, default_value_t = RuleSet::Freestyle)]
     pub rule: RuleSet,
-    /// File the game records are written to (default: `arena-<unix time>.games.txt`).
+    /// File the game records are written to (default: `arena-<unix time>-<process id>.games.txt`).
     #[arg(long)]
     pub record: Option<PathBuf>,
     /// Print every game's moves on the terminal too.

@@ -96,7 +96,9 @@ pub fn run_arena(args: &ArenaArgs) -> anyhow::Result<()> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        PathBuf::from(format!("arena-{now}.games.txt"))
+        // The process id too: two arenas started in the same second (one a core) wrote their
+        // games into one file before.
+        PathBuf::from(format!("arena-{now}-{}.games.txt", std::process::id()))
     });
     let mut file = std::fs::File::create(&path)
         .with_context(|| format!("cannot write the game records to {}", path.display()))?;
