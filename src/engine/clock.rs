@@ -8,6 +8,9 @@
 //! dozens of such nodes: polling by the main count alone let a move overshoot its deadline by
 //! tens of milliseconds. Time and node limits are armed only from the second iteration, so a
 //! search always completes depth 1 and answers a legal move; only cancellation stops depth 1.
+//! A search may also hold the deadline off for longer ([`NodeClock::untimed_through`]): the
+//! engine does so for positions small enough to solve at once, so that a late start (a queue,
+//! a busy machine) never costs a solvable position its exact answer.
 
 use super::limits::{CHECK_INTERVAL, SearchLimits, StopReason};
 
@@ -19,6 +22,10 @@ pub struct NodeClock {
     stopped: Option<StopReason>,
     /// Whether time and node limits apply (not during the depth-1 iteration).
     armed: bool,
+    /// The deepest iteration the deadline does not stop (1 unless the search says otherwise).
+    untimed_through: u32,
+    /// Whether the deadline applies in the current iteration.
+    timed: bool,
     /// Whether the search lowered its own node limit ([`NodeClock::cap_nodes`]).
     capped: bool,
 }
@@ -31,6 +38,8 @@ impl NodeClock {
             next_check: CHECK_INTERVAL,
             stopped: None,
             armed: false,
+            untimed_through: 1,
+            timed: false,
             capped: false,
         }
     }
@@ -76,10 +85,27 @@ impl NodeClock {
     /// which, if any, is already reached. `outside` is the side searches' node count so far.
     pub fn start_iteration(&mut self, depth: u32, outside: u64) -> Option<StopReason> {
         self.armed = depth > 1;
+        self.timed = depth > self.untimed_through;
         if self.armed {
-            self.limits.reached(self.nodes + outside)
+            self.armed_limit_reached(self.nodes + outside)
         } else {
             None
+        }
+    }
+
+    /// Lets every iteration through `depth` run past the deadline (node limits and
+    /// cancellation still apply from depth 2): for a search whose whole tree is small enough
+    /// that its exact answer is worth more than the overshoot (see the engine's
+    /// `SOLVED_WHATEVER_THE_CLOCK_PLIES`).
+    pub fn untimed_through(&mut self, depth: u32) {
+        self.untimed_through = depth.max(1);
+    }
+
+    fn armed_limit_reached(&self, nodes: u64) -> Option<StopReason> {
+        if self.timed {
+            self.limits.reached(nodes)
+        } else {
+            self.limits.reached_but_the_deadline(nodes)
         }
     }
 
@@ -93,7 +119,7 @@ impl NodeClock {
         if total >= self.next_check {
             self.next_check = total + CHECK_INTERVAL;
             let reached = if self.armed {
-                self.limits.reached(total)
+                self.armed_limit_reached(total)
             } else {
                 self.limits
                     .cancel
@@ -113,6 +139,8 @@ impl NodeClock {
 mod tests {
     use super::*;
     use crate::engine::CancelFlag;
+    use crate::engine::limits::Deadline;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn a_node_limit_stops_only_once_armed_and_counts_outside_nodes() {
@@ -143,6 +171,32 @@ mod tests {
         }
         assert_eq!(clock.stopped(), Some(StopReason::Nodes));
         assert!(visited < 2 * CHECK_INTERVAL, "{visited}");
+    }
+
+    #[test]
+    fn an_untimed_iteration_runs_past_the_deadline_but_not_the_node_limit() {
+        let past = SearchLimits {
+            deadline: Some(Deadline(Instant::now() - Duration::from_millis(1))),
+            ..Default::default()
+        };
+        let mut clock = NodeClock::new(past.clone());
+        clock.untimed_through(3);
+        for depth in 1..=3 {
+            assert_eq!(clock.start_iteration(depth, 0), None, "depth {depth}");
+            for _ in 0..2 * CHECK_INTERVAL {
+                assert!(clock.visit(0), "depth {depth} ignores the deadline");
+            }
+        }
+        assert_eq!(clock.start_iteration(4, 0), Some(StopReason::Time));
+
+        let mut clock = NodeClock::new(SearchLimits {
+            max_nodes: Some(CHECK_INTERVAL),
+            ..past
+        });
+        clock.untimed_through(3);
+        assert_eq!(clock.start_iteration(2, 0), None);
+        while clock.visit(0) {}
+        assert_eq!(clock.stopped(), Some(StopReason::Nodes));
     }
 
     #[test]

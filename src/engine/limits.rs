@@ -135,14 +135,20 @@ impl SearchLimits {
 
     /// Which hard limit, if any, has been reached after `nodes` nodes. Reads the clock.
     pub fn reached(&self, nodes: u64) -> Option<StopReason> {
+        self.reached_but_the_deadline(nodes).or_else(|| {
+            self.deadline
+                .is_some_and(|d| d.has_passed())
+                .then_some(StopReason::Time)
+        })
+    }
+
+    /// Which limit other than the deadline, if any, has been reached after `nodes` nodes.
+    pub fn reached_but_the_deadline(&self, nodes: u64) -> Option<StopReason> {
         if self.cancel.as_ref().is_some_and(CancelFlag::is_cancelled) {
             return Some(StopReason::Cancelled);
         }
         if self.max_nodes.is_some_and(|max| nodes >= max) {
             return Some(StopReason::Nodes);
-        }
-        if self.deadline.is_some_and(|d| d.has_passed()) {
-            return Some(StopReason::Time);
         }
         None
     }

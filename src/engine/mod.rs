@@ -30,5 +30,5 @@ pub use game::{Game, INFINITY, MATE_BOUND, MAX_PLY, Move, Score, Side, Status, W
 pub use limits::{CancelFlag, Deadline, RootFilter, SearchLimits, StopReason};
 pub use progress::{IterationInfo, Progress, ProgressObserver};
 pub use report::{Iteration, Line, MoveScore, Outcome, Proof, SearchReport, ThreatProof};
-pub use search::{Algorithm, SearchOptions, search};
+pub use search::{Algorithm, SOLVED_WHATEVER_THE_CLOCK_PLIES, SearchOptions, search};
 pub use table::{Bound, Entry, TableStats, TranspositionTable};

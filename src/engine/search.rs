@@ -24,6 +24,15 @@ use super::threads::{HelperWork, lazy_smp};
 /// took, and at least [`ANALYSIS_AFTER_WIN_MIN_NODES`] (every tic-tac-toe alternative is
 /// proven well within it: a forced win leaves at most 7 empty cells, whose whole iterative minimax analysis is under 60 k nodes).
 const ANALYSIS_AFTER_WIN_FACTOR: u64 = 16;
+
+/// An alpha-beta search of a position with at most this many plies left runs to the end
+/// whatever the deadline says. Such a tree is small (nine plies of at most nine moves each,
+/// with the table: a few thousand nodes, well under a millisecond; every tic-tac-toe position
+/// is one), so its exact answer costs less than a late start can: a request that waited in a
+/// queue, or a machine that stalled the thread, would otherwise get a depth-1 guess where the
+/// game is solved. Node limits and cancellation still stop it; plain minimax (up to 550 k nodes
+/// on an empty tic-tac-toe board) keeps the deadline.
+pub const SOLVED_WHATEVER_THE_CLOCK_PLIES: u32 = 9;
 const ANALYSIS_AFTER_WIN_MIN_NODES: u64 = 100_000;
 
 /// Which algorithm walks the tree.
@@ -200,6 +209,11 @@ impl<'t, G: Game> Searcher<'t, G> {
             return report;
         }
         let exact_depth = self.pos.max_remaining_plies();
+        if self.options.algorithm == Algorithm::AlphaBeta
+            && exact_depth <= SOLVED_WHATEVER_THE_CLOCK_PLIES
+        {
+            self.clock.untimed_through(exact_depth);
+        }
         let max_depth = self
             .clock
             .limits()

@@ -1,8 +1,11 @@
 //! Tic-tac-toe is solved: over every reachable unfinished position, the engine's move keeps the
 //! game value, wins as fast as possible, and the proof it reports is the true one.
 
+use std::time::{Duration, Instant};
+
 use kibitz::engine::{
-    Algorithm, Outcome, SearchLimits, SearchOptions, StopReason, TranspositionTable, WIN, search,
+    Algorithm, Deadline, Outcome, SearchLimits, SearchOptions, StopReason, TranspositionTable, WIN,
+    search,
 };
 use kibitz::games::tictactoe::TicTacToe;
 
@@ -15,16 +18,30 @@ fn there_are_4520_reachable_unfinished_positions() {
 
 #[test]
 fn every_move_keeps_the_game_value_and_wins_fastest() {
+    assert_perfect(&SearchLimits::default());
+}
+
+/// A search that starts after its deadline has passed (a request that waited in a queue, a
+/// stalled thread) still solves: the engine runs positions this small to the end whatever the
+/// clock. Found by CI, where a 2 ms budget ran out before the search began and a depth-1
+/// guess was served.
+#[test]
+fn a_search_that_starts_after_its_deadline_still_solves_every_position() {
+    let past = Deadline(Instant::now() - Duration::from_millis(5));
+    assert_perfect(&SearchLimits {
+        deadline: Some(past),
+        ..SearchLimits::default()
+    });
+}
+
+/// Over every reachable unfinished position, a search under `limits` plays a move that keeps
+/// the game value, and proves the true value at the true distance.
+fn assert_perfect(limits: &SearchLimits) {
     let table = TranspositionTable::with_megabytes(4);
     let mut memo = Memo::new();
     for mut position in unfinished_positions() {
         let value = exact(&mut position, &mut memo);
-        let report = search(
-            &position,
-            &SearchLimits::default(),
-            SearchOptions::default(),
-            &table,
-        );
+        let report = search(&position, limits, SearchOptions::default(), &table);
         let mv = report.best_move.expect("an unfinished position has a move");
         let after = move_value(&mut position, mv, &mut memo);
         assert_eq!(after, value, "move {mv:?} worsens {position:?}");

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::defence::{Threat, ThreatCheck};
 use super::*;
-use crate::engine::{RootFilter, ThreatProof};
+use crate::engine::{RootFilter, SOLVED_WHATEVER_THE_CLOCK_PLIES, ThreatProof};
 
 /// Most nodes the root VCT may visit.
 const ROOT_VCT_NODES: u64 = 100_000;
@@ -41,11 +41,14 @@ impl Gomoku {
         };
         // Several lines (multipv) come from the exact engine too, as analysis does: the threat
         // shortcuts and the defence swap answer one move, and would break "`lines[0]` is the
-        // move".
+        // move". A position with so few cells left that the exact engine solves it whatever
+        // the clock goes there as well: its answer is then exact even when the search starts
+        // late.
         if options.algorithm == Algorithm::Minimax
             || options.analysis
             || options.multipv > 1
             || self.status() != Status::Ongoing
+            || self.max_remaining_plies() <= SOLVED_WHATEVER_THE_CLOCK_PLIES
         {
             return exact_search(self, limits, options, table);
         }

@@ -26,7 +26,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::engine::skill::FULL_STRENGTH;
-use crate::engine::{MATE_BOUND, Move, Outcome, Proof, Score, Status, StopReason, WIN};
+use crate::engine::{
+    MATE_BOUND, Move, Outcome, Proof, SOLVED_WHATEVER_THE_CLOCK_PLIES, Score, Status, StopReason,
+    WIN,
+};
 use crate::games::Cell;
 use crate::service::cache::CacheKey;
 use crate::service::games::ServedGame;
@@ -194,9 +197,11 @@ fn known<G: ServedGame>(
 }
 
 /// Positions with at most this many plies left are solved exactly before their answer is
-/// served: every tic-tac-toe position (a few thousand nodes at most, well under a
-/// millisecond), and Connect-4 or gomoku positions as near their end.
-const EXACT_PLIES: u32 = 9;
+/// served, however late the search starts (the engine runs them to the end whatever the
+/// clock: [`SOLVED_WHATEVER_THE_CLOCK_PLIES`]): every tic-tac-toe position (a few thousand
+/// nodes at most, well under a millisecond), and Connect-4 or gomoku positions as near their
+/// end.
+const EXACT_PLIES: u32 = SOLVED_WHATEVER_THE_CLOCK_PLIES;
 
 /// A full-strength answer to a position small enough to solve ([`EXACT_PLIES`]) must play a
 /// best move (win, draw or loss, by plain alpha-beta over those three values), and a proof it
@@ -658,6 +663,12 @@ mod tests {
                 budget_ms: 2,
                 ..FULL
             },
+            // Spent before the search starts, as when a request waited in a queue: positions
+            // small enough to solve are still solved.
+            Asking {
+                budget_ms: 0,
+                ..FULL
+            },
         ]
     }
 
@@ -757,9 +768,12 @@ mod tests {
     fn every_answer_a_search_gives_is_trusted_in_every_game() {
         let mut asking = ways_of_asking();
         assert_trusted(&random_positions(&TicTacToe::new(), 40, 7, 1), &(), &asking);
+        // Plain minimax keeps its deadline (the engine runs only alpha-beta past it), so it
+        // gets a budget it ends well inside, proven, on a machine however busy.
         asking.push(Asking {
             minimax: true,
             analysis: true,
+            budget_ms: 10_000,
             ..FULL
         });
         assert_trusted(&random_positions(&TicTacToe::new(), 10, 7, 2), &(), &asking);
