@@ -5,9 +5,10 @@ use std::time::Instant;
 use kibitz::engine::{
     CancelFlag, Deadline, Game, SearchLimits, SearchOptions, StopReason, TranspositionTable, search,
 };
+use kibitz::games::connect4::Connect4;
 use kibitz::games::tictactoe::TicTacToe;
 
-fn is_legal(position: &TicTacToe, mv: kibitz::engine::Move) -> bool {
+fn is_legal<G: Game>(position: &G, mv: kibitz::engine::Move) -> bool {
     let mut moves = Vec::new();
     position.legal_moves(&mut moves);
     moves.contains(&mv)
@@ -28,6 +29,8 @@ fn a_depth_limit_stops_after_that_iteration() {
     assert_eq!(report.iterations.len(), 3);
 }
 
+/// On a position too big to solve at once (the empty Connect-4 board, 42 plies left, through
+/// the generic engine); a small one is solved whatever the clock (`tictactoe_perfect`).
 #[test]
 fn a_passed_deadline_still_gives_a_legal_move_from_depth_one() {
     let table = TranspositionTable::with_megabytes(1);
@@ -35,7 +38,7 @@ fn a_passed_deadline_still_gives_a_legal_move_from_depth_one() {
         deadline: Some(Deadline(Instant::now())),
         ..Default::default()
     };
-    let position = TicTacToe::new();
+    let position = Connect4::new();
     let report = search(&position, &limits, SearchOptions::default(), &table);
     assert!(is_legal(&position, report.best_move.unwrap()));
     assert_eq!(report.stop_reason, StopReason::Time);
