@@ -24,16 +24,16 @@ use super::threads::{HelperWork, lazy_smp};
 /// took, and at least [`ANALYSIS_AFTER_WIN_MIN_NODES`] (every tic-tac-toe alternative is
 /// proven well within it: a forced win leaves at most 7 empty cells, whose whole iterative minimax analysis is under 60 k nodes).
 const ANALYSIS_AFTER_WIN_FACTOR: u64 = 16;
+const ANALYSIS_AFTER_WIN_MIN_NODES: u64 = 100_000;
 
 /// An alpha-beta search of a position with at most this many plies left runs to the end
-/// whatever the deadline says. Such a tree is small (nine plies of at most nine moves each,
-/// with the table: a few thousand nodes, well under a millisecond; every tic-tac-toe position
-/// is one), so its exact answer costs less than a late start can: a request that waited in a
+/// whatever the deadline says. Such a tree is small (nine cells hold at most 3^9 = 19,683
+/// positions, which the table keeps from being searched twice in an iteration: the empty
+/// tic-tac-toe board takes 639 nodes in all), so its exact answer costs less than a late start can: a request that waited in a
 /// queue, or a machine that stalled the thread, would otherwise get a depth-1 guess where the
 /// game is solved. Node limits and cancellation still stop it; plain minimax (up to 550 k nodes
 /// on an empty tic-tac-toe board) keeps the deadline.
 pub const SOLVED_WHATEVER_THE_CLOCK_PLIES: u32 = 9;
-const ANALYSIS_AFTER_WIN_MIN_NODES: u64 = 100_000;
 
 /// Which algorithm walks the tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
