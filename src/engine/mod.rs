@@ -31,4 +31,4 @@ pub use limits::{CancelFlag, Deadline, RootFilter, SearchLimits, StopReason};
 pub use progress::{IterationInfo, Progress, ProgressObserver};
 pub use report::{Iteration, Line, MoveScore, Outcome, Proof, SearchReport, ThreatProof};
 pub use search::{Algorithm, SOLVED_WHATEVER_THE_CLOCK_PLIES, SearchOptions, search};
-pub use table::{Bound, Entry, TableStats, TranspositionTable};
+pub use table::{Bound, DepthUnit, Entry, TableStats, TranspositionTable};

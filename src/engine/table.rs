@@ -7,9 +7,12 @@
 //! never as a wrong result. No locks, no `unsafe`.
 //!
 //! Entries are grouped in buckets of four (one 64-byte cache line). Replacement keeps the most
-//! valuable entry: depth minus eight times age, where age counts searches since the entry was
-//! written ([`TranspositionTable::new_search`]). Stale results of old requests therefore go first:
-//! this is the table's LRU, and nothing is cleared between requests.
+//! valuable entry: depth minus eight plies a search of age, where age counts searches since the
+//! entry was written ([`TranspositionTable::new_search`]). Stale results of old requests therefore
+//! go first: this is the table's LRU, and nothing is cleared between requests. Writers count
+//! depth in whole plies or in quarter plies (gomoku's search, whose reductions are fractions of
+//! a ply): each entry records its [`DepthUnit`], so that both weigh the same against age and
+//! against each other in one bucket.
 //!
 //! Win/loss scores are stored relative to the stored node (not the search root) and converted
 //! back on probe ([`score_to_table`], [`score_from_table`]), so distances to the end stay exact
@@ -70,9 +73,38 @@ impl Entry {
     }
 }
 
+/// What an entry's `depth` counts. One table serves writers of both kinds, so the replacement
+/// rule converts each entry's depth to quarter plies before weighing it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum DepthUnit {
+    /// Whole plies: the generic engine, and Connect-4's solver (empty cells).
+    Ply,
+    /// Quarter plies: gomoku's main search (`games::gomoku::search::PLY`).
+    QuarterPly,
+}
+
+impl DepthUnit {
+    /// Quarter plies in one unit.
+    const fn quarters(self) -> i32 {
+        match self {
+            DepthUnit::Ply => 4,
+            DepthUnit::QuarterPly => 1,
+        }
+    }
+}
+
+/// Replacement: a search of age costs an entry this many plies of depth (Stockfish's 8).
+const AGE_PLIES: i32 = 8;
+/// A bound of the same position replaces a deeper entry only when that one is at most this many
+/// plies deeper.
+const SAME_KEY_SLACK_PLIES: i32 = 2;
+
 const BUCKET: usize = 4;
-const GENERATION_BITS: u64 = 6;
+/// Generation bits: 32 searches before the count wraps, as Stockfish's 5 bits.
+const GENERATION_BITS: u64 = 5;
 const GENERATION_MASK: u8 = (1 << GENERATION_BITS) - 1;
+/// The data word's bit that says the entry's depth is in quarter plies.
+const QUARTER_PLY_BIT: u64 = 1 << GENERATION_BITS;
 
 /// Four slots on one cache line: a probe costs one memory access, whatever the allocator's
 /// alignment of the boxed slice would have been.
@@ -168,9 +200,17 @@ impl TranspositionTable {
         None
     }
 
-    /// Stores an entry for `key`, replacing the least valuable entry of its bucket.
+    /// Stores an entry for `key` whose depth is in whole plies, replacing the least valuable
+    /// entry of its bucket.
     #[inline]
     pub fn store(&self, key: u64, entry: Entry) {
+        self.store_in(key, entry, DepthUnit::Ply);
+    }
+
+    /// Stores an entry for `key` whose depth counts `unit`s, replacing the least valuable entry
+    /// of its bucket. Probes return the depth as stored: a reader knows its own unit.
+    #[inline]
+    pub fn store_in(&self, key: u64, entry: Entry, unit: DepthUnit) {
         let key = nonzero_key(key);
         let generation = self.current_generation();
         let bucket = self.bucket(key);
@@ -180,17 +220,20 @@ impl TranspositionTable {
             let data = slot.data.load(Ordering::Relaxed);
             let check = slot.key_xor_data.load(Ordering::Relaxed);
             if check ^ data == key {
-                let (old, _) = unpack(data);
+                let (old, _, old_unit) = unpack(data);
                 // Same position: keep a deeper exact result over a shallower bound, and keep the
                 // old best move when the new search found none.
-                if entry.bound != Bound::Exact && old.depth > entry.depth.saturating_add(2) {
+                if entry.bound != Bound::Exact
+                    && quarters(old.depth, old_unit)
+                        > quarters(entry.depth, unit) + SAME_KEY_SLACK_PLIES * 4
+                {
                     return;
                 }
                 let mut entry = entry;
                 if entry.best_move.is_none() {
                     entry.best_move = old.best_move;
                 }
-                write(slot, key, entry, generation);
+                write(slot, key, entry, generation, unit);
                 return;
             }
             if data == 0 && check == 0 {
@@ -198,15 +241,15 @@ impl TranspositionTable {
                 victim_value = i32::MIN;
                 continue;
             }
-            let (old, old_generation) = unpack(data);
+            let (old, old_generation, old_unit) = unpack(data);
             let age = (generation.wrapping_sub(old_generation) & GENERATION_MASK) as i32;
-            let value = old.depth as i32 - 8 * age;
+            let value = quarters(old.depth, old_unit) - AGE_PLIES * 4 * age;
             if value < victim_value {
                 victim = i;
                 victim_value = value;
             }
         }
-        write(&bucket[victim], key, entry, generation);
+        write(&bucket[victim], key, entry, generation, unit);
     }
 
     fn slots(&self) -> impl Iterator<Item = &Slot> {
@@ -233,6 +276,12 @@ impl TranspositionTable {
     }
 }
 
+/// An entry's depth in quarter plies, whatever unit its writer counted.
+#[inline]
+fn quarters(depth: u8, unit: DepthUnit) -> i32 {
+    depth as i32 * unit.quarters()
+}
+
 /// Key 0 would match an empty slot (0 ^ 0); remap it.
 #[inline]
 fn nonzero_key(key: u64) -> u64 {
@@ -240,16 +289,17 @@ fn nonzero_key(key: u64) -> u64 {
 }
 
 #[inline]
-fn write(slot: &Slot, key: u64, entry: Entry, generation: u8) {
-    let data = pack(entry, generation);
+fn write(slot: &Slot, key: u64, entry: Entry, generation: u8, unit: DepthUnit) {
+    let data = pack(entry, generation, unit);
     slot.data.store(data, Ordering::Relaxed);
     slot.key_xor_data.store(key ^ data, Ordering::Relaxed);
 }
 
-// Layout of the data word: score (32 bits) | move (16) | depth (8) | bound (2) | generation (6).
-// Bound codes start at 1, so no packed entry is ever 0 (the empty slot).
+// Layout of the data word: score (32 bits) | move (16) | depth (8) | bound (2) | quarter-ply
+// depth (1) | generation (5). Bound codes start at 1, so no packed entry is ever 0 (the empty
+// slot).
 #[inline]
-fn pack(entry: Entry, generation: u8) -> u64 {
+fn pack(entry: Entry, generation: u8, unit: DepthUnit) -> u64 {
     let bound = match entry.bound {
         Bound::Exact => 1u64,
         Bound::Lower => 2,
@@ -258,13 +308,18 @@ fn pack(entry: Entry, generation: u8) -> u64 {
     (entry.score as u32 as u64) << 32
         | (entry.best_move.0 as u64) << 16
         | (entry.depth as u64) << 8
-        | bound << GENERATION_BITS
+        | bound << (GENERATION_BITS + 1)
+        | if unit == DepthUnit::QuarterPly {
+            QUARTER_PLY_BIT
+        } else {
+            0
+        }
         | (generation & GENERATION_MASK) as u64
 }
 
 #[inline]
-fn unpack(data: u64) -> (Entry, u8) {
-    let bound = match (data >> GENERATION_BITS) & 3 {
+fn unpack(data: u64) -> (Entry, u8, DepthUnit) {
+    let bound = match (data >> (GENERATION_BITS + 1)) & 3 {
         1 => Bound::Exact,
         2 => Bound::Lower,
         _ => Bound::Upper,
@@ -275,7 +330,12 @@ fn unpack(data: u64) -> (Entry, u8) {
         depth: (data >> 8) as u8,
         bound,
     };
-    (entry, data as u8 & GENERATION_MASK)
+    let unit = if data & QUARTER_PLY_BIT != 0 {
+        DepthUnit::QuarterPly
+    } else {
+        DepthUnit::Ply
+    };
+    (entry, data as u8 & GENERATION_MASK, unit)
 }
 
 /// Converts a root-relative win/loss score at `ply` into a node-relative one for storing.
@@ -385,6 +445,68 @@ mod tests {
         assert!(table.probe(5 << 32).is_some());
     }
 
+    /// Whether `key` is in the table with the depth it was stored with.
+    fn holds(table: &TranspositionTable, key: u64) -> bool {
+        table.probe(key << 32).is_some()
+    }
+
+    #[test]
+    fn replacement_weighs_quarter_ply_depths_as_the_plies_they_are() {
+        // Raw, 5 > 8 would make the 5-ply entry the victim; in plies the 2-ply one is.
+        let table = TranspositionTable::with_buckets(1);
+        table.store_in(1 << 32, entry(1, 5), DepthUnit::Ply);
+        table.store_in(2 << 32, entry(1, 8), DepthUnit::QuarterPly);
+        table.store_in(3 << 32, entry(1, 9), DepthUnit::Ply);
+        table.store_in(4 << 32, entry(1, 40), DepthUnit::QuarterPly);
+        table.store_in(5 << 32, entry(1, 12), DepthUnit::QuarterPly);
+        assert!(!holds(&table, 2), "the 2-ply entry was the victim");
+        assert!(holds(&table, 1) && holds(&table, 3) && holds(&table, 4) && holds(&table, 5));
+    }
+
+    #[test]
+    fn a_quarter_ply_entry_ages_eight_plies_a_search() {
+        // 10 plies two searches ago is worth less than 3 plies now; raw, 40 - 16 would still
+        // beat a fresh 3-ply entry, and one of the fresh entries would go instead.
+        let table = TranspositionTable::with_buckets(1);
+        table.store_in(1 << 32, entry(1, 40), DepthUnit::QuarterPly);
+        table.new_search();
+        table.new_search();
+        for key in 2..=4u64 {
+            table.store_in(key << 32, entry(1, 3), DepthUnit::Ply);
+        }
+        table.store_in(5 << 32, entry(1, 3), DepthUnit::Ply);
+        assert!(!holds(&table, 1), "the stale deep entry was the victim");
+        assert!((2..=5).all(|key| holds(&table, key)));
+    }
+
+    #[test]
+    fn a_shallower_bound_of_the_same_position_keeps_an_entry_two_plies_deeper() {
+        let table = TranspositionTable::with_buckets(1);
+        let key = 7 << 32;
+        table.store_in(key, entry(10, 24), DepthUnit::QuarterPly);
+        // 6 plies against 3 plus the slack of 2: the deeper entry stays.
+        table.store_in(key, entry(20, 12), DepthUnit::QuarterPly);
+        assert_eq!(table.probe(key), Some(entry(10, 24)));
+        // 6 plies against 4 plus 2: replaced.
+        table.store_in(key, entry(30, 16), DepthUnit::QuarterPly);
+        assert_eq!(table.probe(key), Some(entry(30, 16)));
+    }
+
+    #[test]
+    fn the_depth_unit_and_generation_survive_packing() {
+        for unit in [DepthUnit::Ply, DepthUnit::QuarterPly] {
+            for generation in [0, 1, GENERATION_MASK] {
+                let e = Entry {
+                    score: -WIN + 5,
+                    best_move: Move(u16::MAX - 1),
+                    depth: u8::MAX,
+                    bound: Bound::Upper,
+                };
+                assert_eq!(unpack(pack(e, generation, unit)), (e, generation, unit));
+            }
+        }
+    }
+
     #[test]
     fn mate_scores_round_trip_through_the_table_at_any_ply() {
         let win_in_7 = WIN - 7;
@@ -411,7 +533,8 @@ mod tests {
             .slots()
             .find(|s| s.data.load(Ordering::Relaxed) != 0)
             .unwrap();
-        slot.data.store(pack(b, 0), Ordering::Relaxed);
+        slot.data
+            .store(pack(b, 0, DepthUnit::Ply), Ordering::Relaxed);
         assert_eq!(table.probe(key_a), None);
         assert_eq!(table.probe(key_b), None);
     }

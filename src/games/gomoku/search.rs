@@ -46,8 +46,8 @@ use crate::engine::pv::PvTable;
 use crate::engine::table::{score_from_table, score_to_table};
 use crate::engine::threads::{HelperWork, lazy_smp};
 use crate::engine::{
-    Bound, Entry, Game, INFINITY, Iteration, MATE_BOUND, MAX_PLY, Move, Score, SearchLimits,
-    SearchReport, Status, StopReason, TableStats, TranspositionTable, WIN,
+    Bound, DepthUnit, Entry, Game, INFINITY, Iteration, MATE_BOUND, MAX_PLY, Move, Score,
+    SearchLimits, SearchReport, Status, StopReason, TableStats, TranspositionTable, WIN,
 };
 
 /// Mixed into the hash: this search's scores are not the exact engine's, nor the old selective
@@ -455,7 +455,7 @@ impl<'t> MainSearch<'t> {
         if self.clock.limits().root.is_some() {
             return true;
         }
-        self.table.store(
+        self.table.store_in(
             self.key(),
             Entry {
                 score: score_to_table(best_score, 0),
@@ -463,6 +463,7 @@ impl<'t> MainSearch<'t> {
                 depth: depth.clamp(0, u8::MAX as i32) as u8,
                 bound: Bound::Exact,
             },
+            DepthUnit::QuarterPly,
         );
         true
     }
@@ -732,9 +733,10 @@ impl<'t> MainSearch<'t> {
         }
 
         // Step 9. Store the result.
-        self.table.store(
+        self.table.store_in(
             key,
             Entry::of_node(best, best_move, ply, depth, original_alpha, beta),
+            DepthUnit::QuarterPly,
         );
         best
     }
