@@ -293,9 +293,12 @@ fn manifest_redis_script() -> String {
 
 #[tokio::test]
 async fn the_manifests_acl_lets_kibitz_share_answers_and_do_nothing_else() {
-    let dir =
-        std::env::temp_dir().join(format!("kibitz-acl-{}-{}", std::process::id(), free_port()));
-    std::fs::create_dir_all(&dir).expect("a data directory");
+    // Removed when it drops, however the test ends.
+    let data = tempfile::Builder::new()
+        .prefix("kibitz-acl-")
+        .tempdir()
+        .expect("a data directory");
+    let dir = data.path();
     // The script as the manifest has it, writing its ACL file here instead of /data.
     let script = manifest_redis_script().replace("/data/", &format!("{}/", dir.display()));
     let password = "0123456789abcdef-test";
@@ -374,7 +377,6 @@ async fn the_manifests_acl_lets_kibitz_share_answers_and_do_nothing_else() {
     // Without logging in: PING only (the probes).
     let mut anonymous = redis.connection_as(None).expect("PING without a password");
     denied(redis::cmd("GET").arg(redis_key(&key)).query(&mut anonymous));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

@@ -99,9 +99,12 @@ async fn a_replica_killed_mid_batch_has_its_items_taken_over_and_the_batch_compl
 
 #[tokio::test]
 async fn a_redis_restarted_mid_batch_resumes_and_loses_no_acknowledged_result() {
-    let dir = std::env::temp_dir().join(format!("kibitz-batch-aof-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut redis = Redis::start_persistent(&dir);
+    // Removed when it drops, however the test ends (declared first: it outlives the server).
+    let dir = tempfile::Builder::new()
+        .prefix("kibitz-batch-aof-")
+        .tempdir()
+        .unwrap();
+    let mut redis = Redis::start_persistent(dir.path());
     let replicas = vec![
         replica(&redis.url(), "p0", &[]).await,
         replica(&redis.url(), "p1", &[]).await,
@@ -127,7 +130,6 @@ async fn a_redis_restarted_mid_batch_resumes_and_loses_no_acknowledged_result() 
         );
     }
     drop(redis);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

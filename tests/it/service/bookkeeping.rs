@@ -24,8 +24,12 @@ async fn log_of_requests(rust_log: Option<&str>, request_ids: &[&str]) -> String
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let log_path = std::env::temp_dir().join(format!("kibitz-log-{}-{port}", std::process::id()));
-    let log = std::fs::File::create(&log_path).unwrap();
+    // Removed when it drops, however the test ends.
+    let log_file = tempfile::Builder::new()
+        .prefix("kibitz-log-")
+        .tempfile()
+        .unwrap();
+    let log = log_file.reopen().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_kibitz"));
     command
         .env("KIBITZ_ADDR", format!("127.0.0.1:{port}"))
@@ -62,9 +66,7 @@ async fn log_of_requests(rust_log: Option<&str>, request_ids: &[&str]) -> String
     }
     kill_process(Pid::from_child(&child), Signal::TERM).expect("SIGTERM");
     assert!(child.wait().unwrap().success());
-    let text = std::fs::read_to_string(&log_path).unwrap();
-    let _ = std::fs::remove_file(&log_path);
-    text
+    std::fs::read_to_string(log_file.path()).unwrap()
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 //! by header (`X-Client-Id` names nobody; a forwarded address counts only from a trusted
 //! proxy), and one client's flood that cannot take the workers another client needs.
 
+use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -15,15 +16,19 @@ use kibitz::config::Config;
 pub(super) const ALICE: &str = "alice-0123456789abcdef";
 pub(super) const BOB: &str = "bob-0123456789abcdef01";
 
-/// A keys file for this test (its own name, so tests running at once do not share one).
-pub(super) fn keys_file(name: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("kibitz-keys-{}-{name}", std::process::id()));
-    std::fs::write(
-        &path,
-        format!("# test keys\n{ALICE} alice partner\n{BOB} bob partner\n"),
+/// A keys file for one test, removed when the returned guard drops (the server reads it once,
+/// at start; the test holds the guard to its end, so a failing test leaves nothing behind).
+pub(super) fn keys_file() -> tempfile::TempPath {
+    let mut file = tempfile::Builder::new()
+        .prefix("kibitz-keys-")
+        .tempfile()
+        .unwrap();
+    write!(
+        file,
+        "# test keys\n{ALICE} alice partner\n{BOB} bob partner\n"
     )
     .unwrap();
-    path
+    file.into_temp_path()
 }
 
 /// A gomoku position that `i` makes distinct, whose search uses its whole budget.
@@ -51,8 +56,9 @@ pub(super) async fn post(
 
 #[tokio::test]
 async fn with_api_keys_a_request_without_a_valid_one_is_401_and_the_probes_stay_open() {
+    let keys = keys_file();
     let server = start_server(Config {
-        api_keys_file: Some(keys_file("401")),
+        api_keys_file: Some(keys.to_path_buf()),
         ..Config::for_tests()
     })
     .await;
@@ -124,8 +130,9 @@ async fn batch(server: &Running, headers: &[(&str, &str)]) -> reqwest::Response 
 
 #[tokio::test]
 async fn the_batch_limit_counts_by_key_whatever_client_id_a_client_sends() {
+    let keys = keys_file();
     let server = start_server(Config {
-        api_keys_file: Some(keys_file("batches")),
+        api_keys_file: Some(keys.to_path_buf()),
         batch_max_in_flight: 1,
         ..Config::for_tests()
     })
@@ -172,9 +179,10 @@ const POLITE_MOVES: usize = 30;
 /// Latencies of the polite client's `/move`s beside a flood from another client, on a
 /// replica of `workers` workers: each polite answer's status and time.
 async fn polite_beside_a_flood(workers: usize) -> Vec<(u16, Duration)> {
+    let keys = keys_file();
     let server = start_server(Config {
         workers,
-        api_keys_file: Some(keys_file(&format!("flood-{workers}"))),
+        api_keys_file: Some(keys.to_path_buf()),
         ..Config::for_tests()
     })
     .await;

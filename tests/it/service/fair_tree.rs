@@ -4,6 +4,7 @@
 //! every queued tree of the flood, past the body deadline (503); with fair slots it gets the
 //! next slot that frees, so it is never refused and waits at most about one big tree.
 
+use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -22,14 +23,14 @@ const POLITE_TREES: usize = 20;
 /// Each request's body deadline (the wait for a slot counts against it).
 const BODY_TIMEOUT_MS: u64 = 500;
 
-fn keys_file() -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("kibitz-keys-{}-fair-tree", std::process::id()));
-    std::fs::write(
-        &path,
-        format!("{FLOODER} flooder partner\n{POLITE} polite partner\n"),
-    )
-    .unwrap();
-    path
+/// The keys file, removed when the returned guard drops (the server reads it once, at start).
+fn keys_file() -> tempfile::TempPath {
+    let mut file = tempfile::Builder::new()
+        .prefix("kibitz-keys-")
+        .tempfile()
+        .unwrap();
+    write!(file, "{FLOODER} flooder partner\n{POLITE} polite partner\n").unwrap();
+    file.into_temp_path()
 }
 
 /// A tree in the bracket form: `branching` children a node, `depth` levels below the root,
@@ -80,9 +81,10 @@ async fn post_tree(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_polite_tree_is_never_refused_beside_a_client_keeping_many_big_trees_in_flight() {
+    let keys = keys_file();
     let server = start_server(Config {
         workers: 2,
-        api_keys_file: Some(keys_file()),
+        api_keys_file: Some(keys.to_path_buf()),
         body_timeout_ms: BODY_TIMEOUT_MS,
         ..Config::for_tests()
     })

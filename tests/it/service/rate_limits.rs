@@ -5,6 +5,7 @@
 //! now, nothing consumed), and `POST /analyses`' 202 (the batches in flight). Each test moves
 //! the numbers by having the client hold a search (or a batch) of its own.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -18,11 +19,13 @@ use kibitz::config::Config;
 const QUOTA: usize = 2;
 const SEARCHES_POLICY: &str = "\"searches\";q=2;qu=\"concurrent-requests\"";
 
-fn config(name: &str) -> Config {
+/// The replica these tests run: four workers, half of them a client's share, and the keys of
+/// `keys` (a guard from `keys_file`, held to the end of the test).
+fn config(keys: &Path) -> Config {
     Config {
         workers: 4,
         client_share_percent: 50,
-        api_keys_file: Some(keys_file(&format!("ratelimit-{name}"))),
+        api_keys_file: Some(keys.to_path_buf()),
         ..Config::for_tests()
     }
 }
@@ -111,7 +114,8 @@ async fn ends_with(response: reqwest::Response, last: &str) {
 
 #[tokio::test]
 async fn a_streamed_move_says_the_standing_admission_computed_before_its_events() {
-    let server = start_server(config("stream-move")).await;
+    let keys = keys_file();
+    let server = start_server(config(&keys)).await;
     let first = streamed(&server, "/move", &gomoku(1, 300), ALICE).await;
     assert_eq!(first.status(), 200);
     assert_eq!(first.headers()["content-type"], "text/event-stream");
@@ -136,7 +140,8 @@ async fn a_streamed_move_says_the_standing_admission_computed_before_its_events(
 
 #[tokio::test]
 async fn a_streamed_review_says_the_standing_of_the_worker_it_holds() {
-    let server = start_server(config("stream-review")).await;
+    let keys = keys_file();
+    let server = start_server(config(&keys)).await;
     let review = |i: usize| {
         let mut body = gomoku(i, 400);
         body["moves"] = json!([{"row": 0, "col": 0}]);
@@ -161,7 +166,8 @@ async fn a_streamed_review_says_the_standing_of_the_worker_it_holds() {
 
 #[tokio::test]
 async fn a_cached_answer_says_the_client_s_standing_now_and_consumes_nothing() {
-    let server = start_server(config("cached")).await;
+    let keys = keys_file();
+    let server = start_server(config(&keys)).await;
     let client = reqwest::Client::new();
     let body = json!({"game": "tictactoe", "board": ["X..", ".O.", "..."], "budget_ms": 50});
     let auth = bearer(ALICE);
@@ -213,14 +219,15 @@ async fn a_cached_answer_says_the_client_s_standing_now_and_consumes_nothing() {
 #[tokio::test]
 async fn an_answer_from_the_shared_cache_says_the_client_s_standing_now() {
     let redis = Redis::start();
-    let with_redis = |name: &str| Config {
+    let keys = keys_file();
+    let with_redis = || Config {
         redis_url: Some(redis.url()),
         // Room for a slow first connection.
         redis_timeout_ms: 1000,
-        ..config(name)
+        ..config(&keys)
     };
-    let first = start_server(with_redis("shared-a")).await;
-    let second = start_server(with_redis("shared-b")).await;
+    let first = start_server(with_redis()).await;
+    let second = start_server(with_redis()).await;
     let client = reqwest::Client::new();
     let auth = bearer(ALICE);
     let positions = [connect4_request(&[3, 3, 2]), connect4_request(&[3, 2, 4])];
@@ -311,16 +318,18 @@ async fn the_batch_202_counts_the_client_s_batches_in_flight(config: Config) {
 
 #[tokio::test]
 async fn a_batch_202_says_how_many_more_batches_its_client_may_have_in_flight() {
-    the_batch_202_counts_the_client_s_batches_in_flight(config("batches")).await;
+    let keys = keys_file();
+    the_batch_202_counts_the_client_s_batches_in_flight(config(&keys)).await;
 }
 
 #[tokio::test]
 async fn a_batch_202_counts_the_batches_in_flight_in_redis_too() {
     let redis = Redis::start();
+    let keys = keys_file();
     the_batch_202_counts_the_client_s_batches_in_flight(Config {
         redis_url: Some(redis.url()),
         redis_timeout_ms: 1000,
-        ..config("batches-redis")
+        ..config(&keys)
     })
     .await;
 }
