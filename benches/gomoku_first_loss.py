@@ -12,10 +12,14 @@ lost, so that move is where the game was thrown away; `-M` means it was lost alr
 judge saw it only now.
 
     python3 benches/gomoku_first_loss.py RECORD --judge /path/to/pbrain-rapfi \\
-        --player "external:/path/to/kibitz" [--ms 1000] [--core 1]
+        --player "external:/path/to/kibitz" [--ms 1000] [--core 1] \\
+        [--kibitz target/release/kibitz --budgets 200,1000,5000]
 
-`--player` is the start of kibitz's player name in the record. Standard library only; each
-position is judged by a fresh judge process, pinned to `--core` when `taskset` exists.
+`--player` is the start of kibitz's player name in the record. With `--kibitz`, each first
+losing move is also put to that kibitz (`kibitz pbrain`) at each of `--budgets` ms: after the
+move, does it see the opponent's win (a decisive score)? Before it, which move does it play
+now, and does the judge still find a win for the opponent after that one? Standard library
+only; each question goes to a fresh engine process, pinned to `--core` when `taskset` exists.
 """
 
 import argparse
@@ -27,14 +31,19 @@ import subprocess
 
 MOVE = re.compile(r"^\d+,\d+$")
 EVAL = re.compile(r"Eval (\S+)")
+KIBITZ_SCORE = re.compile(r"^MESSAGE depth \d+ score (-?\d+)")
+# kibitz's decisive scores: `engine::MATE_BOUND` (WIN - MAX_PLY = 1,000,000 - 128) less one
+# for a decisive score the exact engine did not confirm.
+DECISIVE = 1_000_000 - 128 - 1
 
 
-def judge(engine, moves, ms, core):
-    """The judge's move and its last reported evaluation for the side to move after `moves`
-    (each `(x, y)` as the record writes it)."""
-    command = [engine]
+def ask(command, moves, ms, core):
+    """A piskvork engine's move after `moves` (each `(x, y)` as the record writes it) and the
+    `MESSAGE` lines it printed before it."""
+    # The engine's own folder: Rapfi reads its configuration from there.
+    cwd = os.path.dirname(os.path.abspath(command[0]))
     if core is not None and shutil.which("taskset"):
-        command = ["taskset", "-c", str(core), engine]
+        command = ["taskset", "-c", str(core)] + command
     lines = ["START 15", f"INFO timeout_turn {ms}", "INFO timeout_match 1000000000", "INFO rule 0", "BOARD"]
     # BOARD lists stones oldest first: 1 the side to move's, 2 the opponent's.
     for i, (x, y) in enumerate(moves):
@@ -46,23 +55,59 @@ def judge(engine, moves, ms, core):
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        cwd=os.path.dirname(os.path.abspath(engine)),
+        cwd=cwd,
     )
     process.stdin.write("\n".join(lines) + "\n")
     process.stdin.flush()
-    evaluation = None
+    messages = []
     answer = None
     for line in process.stdout:
         line = line.strip()
         if MOVE.match(line):
-            answer = line
+            answer = tuple(int(v) for v in line.split(","))
             break
+        messages.append(line)
+    process.kill()
+    process.wait()
+    return answer, messages
+
+
+def judge(engine, moves, ms, core):
+    """The judge's move and its last reported evaluation for the side to move after `moves`."""
+    answer, messages = ask([engine], moves, ms, core)
+    evaluation = None
+    for line in messages:
         found = EVAL.search(line)
         if found:
             evaluation = found.group(1)
-    process.kill()
-    process.wait()
     return answer, evaluation
+
+
+def kibitz_score(kibitz, moves, ms, core):
+    """kibitz's move and last reported score (`MESSAGE depth D score S`) after `moves`."""
+    answer, messages = ask([kibitz, "pbrain"], moves, ms, core)
+    score = None
+    for line in messages:
+        found = KIBITZ_SCORE.search(line)
+        if found:
+            score = int(found.group(1))
+    return answer, score
+
+
+def second_opinions(args, moves, k):
+    """kibitz at each budget on the first losing move `moves[k]`: after it, whether it sees the
+    opponent's win; before it, what it plays now and whether the judge finds a win after that."""
+    sees, plays = [], []
+    for ms in args.budgets:
+        _, score = kibitz_score(args.kibitz, moves[: k + 1], ms, args.core)
+        sees.append(score is not None and score >= DECISIVE)
+        answer, _ = kibitz_score(args.kibitz, moves[:k], ms, args.core)
+        if answer == moves[k]:
+            plays.append("same")
+        else:
+            _, after = judge(args.judge, moves[:k] + [answer], args.ms, args.core)
+            plays.append("lost" if after and after.startswith("+M") else "held")
+    return sees, plays
 
 
 def games(path):
@@ -86,8 +131,13 @@ def main():
     parser.add_argument("--player", required=True, help="start of kibitz's player name")
     parser.add_argument("--ms", type=int, default=1000)
     parser.add_argument("--core", type=int, default=1)
+    parser.add_argument("--kibitz", help="a kibitz binary to put each first losing move to")
+    parser.add_argument("--budgets", default="200,1000,5000", help="its budgets, ms")
     args = parser.parse_args()
+    args.budgets = [int(b) for b in args.budgets.split(",")]
     lengths, before_open = [], []
+    seen = [0] * len(args.budgets)
+    played = [{"same": 0, "lost": 0, "held": 0} for _ in args.budgets]
     lost = 0
     for number, black, white, opening, moves, result in games(args.record):
         kibitz_black = black.startswith(args.player)
@@ -109,9 +159,15 @@ def main():
                     before_open.append(int(before))
                 print(
                     f"game {number}: kibitz's move {k + 1} ({moves[k][0]},{moves[k][1]}) leaves the "
-                    f"opponent a win in {plies}; before it the judge said {before} and played {best}",
+                    f"opponent a win in {plies}; before it the judge said {before} and played {best[0]},{best[1]}",
                     flush=True,
                 )
+                if args.kibitz:
+                    sees, plays = second_opinions(args, moves, k)
+                    for i, (saw, play) in enumerate(zip(sees, plays)):
+                        seen[i] += saw
+                        played[i][play] += 1
+                    print(f"  kibitz at {args.budgets} ms: sees the win after it {sees}; before it plays {plays}")
                 break
         else:
             print(f"game {number}: the judge found no win for the opponent after a kibitz move")
@@ -121,6 +177,13 @@ def main():
             f"({min(lengths)}-{max(lengths)}); {len(before_open)} of them from a position the judge did not yet see as "
             f"lost (its scores: {sorted(before_open)})"
         )
+    if args.kibitz and lengths:
+        for ms, saw, play in zip(args.budgets, seen, played):
+            print(
+                f"kibitz at {ms} ms: sees the opponent's win after the move in {saw} of {len(lengths)}; "
+                f"before it plays the same move {play['same']}, another still lost {play['lost']}, "
+                f"another the judge finds no win after {play['held']}"
+            )
 
 
 if __name__ == "__main__":
