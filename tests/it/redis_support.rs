@@ -149,7 +149,7 @@ impl Redis {
     pub fn start_tls_with(server: &RedisServer, ca: &TestCa) -> Self {
         let port = free_port();
         let mut args = common_args(0);
-        let path = |name: &str| ca.dir.join(name).display().to_string();
+        let path = |name: &str| ca.dir.path().join(name).display().to_string();
         args.extend([
             "--tls-port".to_owned(),
             port.to_string(),
@@ -260,10 +260,12 @@ impl Redis {
 }
 
 /// A certificate authority and a server certificate for 127.0.0.1 and localhost it signed,
-/// made with rcgen (ECDSA P-256) as PEM files in a fresh directory (removed when dropped),
-/// where `redis-server --tls-*-file` reads them.
+/// made with rcgen (ECDSA P-256) as PEM files in a fresh directory, where
+/// `redis-server --tls-*-file` reads them. The directory is removed when this drops, and also
+/// when making the certificates fails part-way (a `Drop` of our own never ran then, and the
+/// directory stayed in the temp dir).
 pub struct TestCa {
-    pub dir: std::path::PathBuf,
+    pub dir: tempfile::TempDir,
 }
 
 impl TestCa {
@@ -272,12 +274,10 @@ impl TestCa {
             BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
             KeyPair, KeyUsagePurpose,
         };
-        let dir = std::env::temp_dir().join(format!(
-            "kibitz-test-ca-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        std::fs::create_dir_all(&dir).expect("a directory for the certificates");
+        let dir = tempfile::Builder::new()
+            .prefix("kibitz-test-ca-")
+            .tempdir()
+            .expect("a directory for the certificates");
 
         let mut ca = CertificateParams::new(Vec::<String>::new()).expect("no names");
         ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -305,19 +305,13 @@ impl TestCa {
             ("server.pem", server_cert.pem()),
             ("server.key", server_key.serialize_pem()),
         ] {
-            std::fs::write(dir.join(name), pem).expect("a PEM file");
+            std::fs::write(dir.path().join(name), pem).expect("a PEM file");
         }
         TestCa { dir }
     }
 
     pub fn ca_file(&self) -> std::path::PathBuf {
-        self.dir.join("ca.pem")
-    }
-}
-
-impl Drop for TestCa {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.dir.path().join("ca.pem")
     }
 }
 
