@@ -29,12 +29,11 @@ import shutil
 import statistics
 import subprocess
 
+from kibitz_server import DECISIVE
+
 MOVE = re.compile(r"^\d+,\d+$")
 EVAL = re.compile(r"Eval (\S+)")
 KIBITZ_SCORE = re.compile(r"^MESSAGE depth \d+ score (-?\d+)")
-# kibitz's decisive scores: `engine::MATE_BOUND` (WIN - MAX_PLY = 1,000,000 - 128) less one
-# for a decisive score the exact engine did not confirm.
-DECISIVE = 1_000_000 - 128 - 1
 
 
 def ask(command, moves, ms, core):

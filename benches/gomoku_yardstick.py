@@ -36,9 +36,7 @@ import tempfile
 import kibitz_server
 
 DATA = os.path.join(kibitz_server.ROOT, "tests/data/gomoku/yardstick-15x15.tsv")
-# A decisive score: `engine::MATE_BOUND` is WIN - MAX_PLY = 1,000,000 - 128; a decisive score
-# the exact engine did not confirm is answered one below it, without an `outcome`.
-DECISIVE = 1_000_000 - 128 - 1
+DECISIVE = kibitz_server.DECISIVE
 
 
 def load():

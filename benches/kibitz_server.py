@@ -19,6 +19,10 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.path.join(ROOT, "target", "release", "kibitz")
+# The least decisive score kibitz answers (over HTTP and in `pbrain`'s MESSAGE lines):
+# `engine::MATE_BOUND` is WIN - MAX_PLY = 1,000,000 - 128, and a decisive score the exact engine
+# did not confirm is answered one below it (without an `outcome`).
+DECISIVE = 1_000_000 - 128 - 1
 
 
 def free_port():
