@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """The gomoku yardstick: does the search see what a strong engine sees, and how deep does it get?
 
-420 positions from kibitz-Rapfi games (tests/data/gomoku/yardstick-15x15.tsv, which says where
-they come from), each labelled by Rapfi at 5 s, 1 s and 200 ms. kibitz answers each one with
-a node budget (`deterministic: true`, `max_nodes`: the same answer on any machine, whatever its
-load) or, with `--budget-ms`, a time budget (this machine's figure). One fresh process per
-position (an empty table), one worker, pinned to one core when `taskset` exists.
+Two sets of positions from kibitz-Rapfi games, each position labelled by Rapfi at 5 s, 1 s and
+200 ms: `--set main` (the default), 420 positions 8 to 23 plies after the opening
+(tests/data/gomoku/yardstick-15x15.tsv), and `--set early`, 320 positions 0 to 5 plies after it
+(tests/data/gomoku/yardstick-early-15x15.tsv), where kibitz and Rapfi differ most; each
+file says where its positions come from. kibitz answers each one with a node budget
+(`deterministic: true`, `max_nodes`: the same answer on any machine, whatever its load) or,
+with `--budget-ms`, a time budget (this machine's figure). One fresh process per position (an
+empty table), one worker, pinned to one core when `taskset` exists.
 
 Printed: on the open positions (no forced win by Rapfi's 5 s label) the share where kibitz
 plays Rapfi's 5 s move, beside Rapfi's own share at 200 ms and 1 s; on the decided ones the
@@ -14,14 +17,21 @@ move, proven or not, and how many of them it proved); the
 median completed depth; the share of the main search's nodes spent in its horizon VCFs (from
 its debug log); the per-iteration growth of main-search nodes (geometric mean of
 depths 4 to 9, positions that complete 9); the main-search nodes to complete depths 8 and 10.
+Last, how good the moves are, judged by Rapfi at 5 s after each move that differs from the
+5 s label's (kibitz's, and Rapfi's own at 200 ms and 1 s): on open positions the share that
+leads into a forced loss or loses 150 of Rapfi's points or more, on won ones the share that
+keeps the win. The judged moves are kept in tests/data/gomoku/yardstick-judged-15x15.tsv; a
+move it does not have is judged with `--judge` (Rapfi's piskvork binary, on `--judge-core`)
+and added to it, or else reported as unjudged.
 
     cargo build --release && python3 benches/gomoku_yardstick.py               # 200,000 nodes
     python3 benches/gomoku_yardstick.py --nodes 1000000
     python3 benches/gomoku_yardstick.py --budget-ms 200 --limit 100
+    python3 benches/gomoku_yardstick.py --set early --budget-ms 200 --judge $R  # R: Rapfi
     python3 benches/gomoku_yardstick.py --out answers.jsonl                     # every answer
 
 Needs `target/release/kibitz` (or the binary `KIBITZ_BIN` names). Loopback only; standard
-library only. 420 positions at 200,000 nodes take about two minutes.
+library only. 420 positions at 200,000 nodes take about two minutes; a judged move up to 5 s.
 """
 
 import argparse
@@ -34,14 +44,25 @@ import statistics
 import tempfile
 
 import kibitz_server
+import piskvork
 
-DATA = os.path.join(kibitz_server.ROOT, "tests/data/gomoku/yardstick-15x15.tsv")
+SETS = {
+    "main": os.path.join(kibitz_server.ROOT, "tests/data/gomoku/yardstick-15x15.tsv"),
+    "early": os.path.join(kibitz_server.ROOT, "tests/data/gomoku/yardstick-early-15x15.tsv"),
+}
+JUDGED = os.path.join(kibitz_server.ROOT, "tests/data/gomoku/yardstick-judged-15x15.tsv")
+# The judge's time a move: the labels' longest budget, so that a judged move and a label say
+# as much.
+JUDGE_MS = 5000
+# A fall in the judge's evaluation (its own units, from the side that moved) this large counts
+# as a big mistake even when no forced loss follows.
+BIG_DROP = 150
 DECISIVE = kibitz_server.DECISIVE
 
 
-def load():
+def load(which="main"):
     positions = []
-    for line in open(DATA):
+    for line in open(SETS[which]):
         if line.startswith("#") or not line.strip():
             continue
         cols = line.rstrip("\n").split("\t")
@@ -52,6 +73,68 @@ def load():
         }
         positions.append((cols[0], moves, labels))
     return positions
+
+
+def cells(moves):
+    """A move list as the data files write it: `col,row` pairs, space-separated."""
+    return " ".join(f"{x},{y}" for x, y in moves)
+
+
+def load_judged(path):
+    """The judged moves: the position after the move (its move list) -> the judge's evaluation
+    for the side to move there (the move's opponent)."""
+    judged = {}
+    if os.path.exists(path):
+        for line in open(path):
+            if line.startswith("#") or not line.strip():
+                continue
+            moves, _reply, evaluation = line.rstrip("\n").split("\t")
+            judged[moves] = evaluation
+    return judged
+
+
+def judge_moves(name, played, judged, args):
+    """How good the moves of one player (`played`: (moves, labels, its move) a position) are,
+    by the judge: on open positions, how many lead into a forced loss (the judge then finds a
+    win for the opponent) or lose `BIG_DROP` or more of its evaluation; on positions the side
+    to move wins, how many keep the win. A move equal to the 5 s label's is sound by that
+    label; any other is looked up in the judged file, or judged now with `--judge` (and
+    added to the file), or else counted as unjudged."""
+    opened = lost = dropped = won = kept = unjudged = 0
+    for moves, labels, move in played:
+        best, best_eval = labels[5000]
+        expected = verdict(best_eval)
+        if expected == "loss":
+            continue
+        after = None
+        if move != best:
+            key = cells(moves + [move])
+            if key not in judged and args.judge:
+                reply, evaluation = piskvork.judge(args.judge, moves + [move], JUDGE_MS, args.judge_core)
+                judged[key] = evaluation or "?"
+                with open(args.judged, "a") as f:
+                    reply = f"{reply[0]},{reply[1]}" if reply else "-"
+                    f.write(f"{key}\t{reply}\t{judged[key]}\n")
+            after = judged.get(key, "?")
+            if after == "?":
+                unjudged += 1
+                continue
+        if expected == "win":
+            won += 1
+            kept += after is None or after.startswith("-M")
+        else:
+            opened += 1
+            if after is not None and after.startswith("+M"):
+                lost += 1
+            elif after is not None and "M" not in after:
+                dropped += int(best_eval) + int(after) >= BIG_DROP
+    print(f"    {name:<12} open: into a forced loss {share(lost, opened)}, a drop of "
+          f"{BIG_DROP} or more {share(dropped, opened)}; won: the win kept {share(kept, won)}"
+          + (f"; {unjudged} moves unjudged" if unjudged else ""))
+
+
+def share(n, of):
+    return f"{n}/{of} ({100 * n / max(of, 1):.1f} %)"
 
 
 def verdict(rapfi_eval):
@@ -106,9 +189,15 @@ def main():
     parser.add_argument("--limit", type=int, help="only the first N positions")
     parser.add_argument("--core", type=int, default=0, help="the core taskset pins to")
     parser.add_argument("--out", help="write every answer here, one JSON object a line")
+    parser.add_argument("--set", choices=sorted(SETS), default="main", help="which positions")
+    parser.add_argument("--judged", default=JUDGED, help="the judged moves (read, and added to)")
+    parser.add_argument("--judge", help="a judge engine (Rapfi's pbrain binary) for the moves "
+                        "the judged file does not have")
+    parser.add_argument("--judge-core", type=int, default=1, help="the core the judge runs on")
     args = parser.parse_args()
     binary = os.environ.get("KIBITZ_BIN", kibitz_server.BINARY)
-    positions = load()[: args.limit]
+    positions = load(args.set)[: args.limit]
+    played = []
     out = open(args.out, "w") if args.out else None
     agree = {"kibitz": 0, 200: 0, 1000: 0}
     same = {"kibitz": 0, 200: 0, 1000: 0}
@@ -118,6 +207,7 @@ def main():
     for pid, moves, labels in positions:
         a = answer(binary, moves, args)
         move = (a["move"]["col"], a["move"]["row"])
+        played.append((moves, labels, move))
         best, best_eval = labels[5000]
         expected = verdict(best_eval)
         if expected is None:
@@ -147,9 +237,6 @@ def main():
             a["id"] = pid
             out.write(json.dumps(a) + "\n")
 
-    def share(n, of):
-        return f"{n}/{of} ({100 * n / max(of, 1):.1f} %)"
-
     budget = f"{args.budget_ms} ms" if args.budget_ms else f"{args.nodes:,} nodes"
     print(f"kibitz at {budget}, {len(positions)} positions ({opened} open, {decided} decided)")
     print(f"  open: plays Rapfi-5s's move  kibitz {share(agree['kibitz'], opened)}"
@@ -169,6 +256,11 @@ def main():
         if counts:
             print(f"  open: main-search nodes to complete depth {depth}: median "
                   f"{statistics.median(counts):,.0f} ({len(counts)} positions that completed it)")
+    print(f"  the moves judged by Rapfi at {JUDGE_MS // 1000} s ({os.path.relpath(args.judged, kibitz_server.ROOT)}):")
+    judged = load_judged(args.judged)
+    judge_moves("kibitz", played, judged, args)
+    for budget, name in ((200, "Rapfi-200ms"), (1000, "Rapfi-1s")):
+        judge_moves(name, [(m, labels, labels[budget][0]) for m, labels, _ in played], judged, args)
 
 
 if __name__ == "__main__":
