@@ -119,14 +119,16 @@ def judge_moves(name, played, judged, args):
             if after == "?":
                 unjudged += 1
                 continue
+        # The judge speaks for the move's opponent: its "win" is the mover's loss.
+        opponent = verdict(after) if after is not None else None
         if expected == "win":
             won += 1
-            kept += after is None or after.startswith("-M")
+            kept += after is None or opponent == "loss"
         else:
             opened += 1
-            if after is not None and after.startswith("+M"):
+            if opponent == "win":
                 lost += 1
-            elif after is not None and "M" not in after:
+            elif after is not None and opponent is None:
                 dropped += int(best_eval) + int(after) >= BIG_DROP
     print(f"    {name:<12} open: into a forced loss {share(lost, opened)}, a drop of "
           f"{BIG_DROP} or more {share(dropped, opened)}; won: the win kept {share(kept, won)}"
