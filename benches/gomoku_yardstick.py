@@ -81,16 +81,28 @@ def cells(moves):
 
 
 def load_judged(path):
-    """The judged moves: the position after the move (its move list) -> the judge's evaluation
-    for the side to move there (the move's opponent)."""
+    """The judged moves: the position after the move (its move list) -> the judge's reply there
+    (`col,row`, or `-`) and its evaluation for the side to move (the move's opponent)."""
     judged = {}
     if os.path.exists(path):
         for line in open(path):
             if line.startswith("#") or not line.strip():
                 continue
-            moves, _reply, evaluation = line.rstrip("\n").split("\t")
-            judged[moves] = evaluation
+            moves, reply, evaluation = line.rstrip("\n").split("\t")
+            judged[moves] = (reply, evaluation)
     return judged
+
+
+def punished(best_eval, after):
+    """What the judge says of a move on an open position whose 5 s label evaluates `best_eval`,
+    from its evaluation `after` the move (for the move's opponent): "lost" (a forced win for
+    the opponent), "drop" (`BIG_DROP` or more below the label), else None."""
+    opponent = verdict(after)
+    if opponent == "win":
+        return "lost"
+    if opponent is None and int(best_eval) + int(after) >= BIG_DROP:
+        return "drop"
+    return None
 
 
 def judge_moves(name, played, judged, args):
@@ -111,25 +123,24 @@ def judge_moves(name, played, judged, args):
             key = cells(moves + [move])
             if key not in judged and args.judge:
                 reply, evaluation = piskvork.judge(args.judge, moves + [move], JUDGE_MS, args.judge_core)
-                judged[key] = evaluation or "?"
+                reply = f"{reply[0]},{reply[1]}" if reply else "-"
+                judged[key] = (reply, evaluation or "?")
                 with open(args.judged, "a") as f:
-                    reply = f"{reply[0]},{reply[1]}" if reply else "-"
-                    f.write(f"{key}\t{reply}\t{judged[key]}\n")
-            after = judged.get(key, "?")
+                    f.write(f"{key}\t{reply}\t{judged[key][1]}\n")
+            after = judged.get(key, ("-", "?"))[1]
             if after == "?":
                 unjudged += 1
                 continue
         # The judge speaks for the move's opponent: its "win" is the mover's loss.
-        opponent = verdict(after) if after is not None else None
         if expected == "win":
             won += 1
-            kept += after is None or opponent == "loss"
+            kept += after is None or verdict(after) == "loss"
         else:
             opened += 1
-            if opponent == "win":
-                lost += 1
-            elif after is not None and opponent is None:
-                dropped += int(best_eval) + int(after) >= BIG_DROP
+            if after is not None:
+                kind = punished(best_eval, after)
+                lost += kind == "lost"
+                dropped += kind == "drop"
     print(f"    {name:<12} open: into a forced loss {share(lost, opened)}, a drop of "
           f"{BIG_DROP} or more {share(dropped, opened)}; won: the win kept {share(kept, won)}"
           + (f"; {unjudged} moves unjudged" if unjudged else ""))
@@ -152,7 +163,8 @@ SEARCH_LOG = re.compile(r"main search finished.*?main_nodes=(\d+) horizon_vcf_no
 
 def answer(binary, moves, args):
     """kibitz's answer to one position, from a fresh process (an empty table), with the main
-    search's node split (`main_nodes`, `horizon_vcf_nodes`) read from its debug log."""
+    search's node split (`main_nodes`, `horizon_vcf_nodes`) read from its debug log. A caller's
+    `args.max_depth`, if it has one, stops the search at that depth too."""
     env = {
         "KIBITZ_WORKERS": "1",
         "KIBITZ_CACHE_ENTRIES": "0",
@@ -171,6 +183,8 @@ def answer(binary, moves, args):
             body["budget_ms"] = args.budget_ms
         else:
             body.update({"budget_ms": 60_000, "max_nodes": args.nodes, "deterministic": True})
+        if getattr(args, "max_depth", None):
+            body["max_depth"] = args.max_depth
         status, reply = kibitz_server.post(server.url + "/move", body, timeout=120)
         if status != 200:
             raise RuntimeError(f"/move answered {status}: {reply}")
@@ -184,12 +198,17 @@ def answer(binary, moves, args):
     return reply
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def add_answer_arguments(parser):
+    """The options `answer` reads: kibitz's budget and its core."""
     parser.add_argument("--nodes", type=int, default=200_000, help="node budget (deterministic)")
     parser.add_argument("--budget-ms", type=int, help="a time budget instead of nodes")
+    parser.add_argument("--core", type=int, default=0, help="the core taskset pins kibitz to")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    add_answer_arguments(parser)
     parser.add_argument("--limit", type=int, help="only the first N positions")
-    parser.add_argument("--core", type=int, default=0, help="the core taskset pins to")
     parser.add_argument("--out", help="write every answer here, one JSON object a line")
     parser.add_argument("--set", choices=sorted(SETS), default="main", help="which positions")
     parser.add_argument("--judged", default=JUDGED, help="the judged moves (read, and added to)")

@@ -16,17 +16,21 @@ MOVE = re.compile(r"^\d+,\d+$")
 EVAL = re.compile(r"Eval (\S+)")
 
 
-def ask(command, moves, ms, core):
+def ask(command, moves, ms, core, info=()):
     """A piskvork engine's move after `moves` (each `(x, y)` as the record writes it) and the
-    `MESSAGE` lines it printed before it."""
+    `MESSAGE` lines it printed before it. `info`: more `INFO` settings, such as Rapfi's
+    `MAX_NODE 25000` (a node budget; give a long `ms` with it)."""
     # The engine's own folder: Rapfi reads its configuration from there.
     cwd = os.path.dirname(os.path.abspath(command[0]))
     if core is not None and shutil.which("taskset"):
         command = ["taskset", "-c", str(core)] + command
-    lines = ["START 15", f"INFO timeout_turn {ms}", "INFO timeout_match 1000000000", "INFO rule 0", "BOARD"]
+    lines = ["START 15", f"INFO timeout_turn {ms}", "INFO timeout_match 1000000000", "INFO rule 0"]
+    lines += [f"INFO {setting}" for setting in info] + ["BOARD"]
     # BOARD lists stones oldest first: 1 the side to move's, 2 the opponent's.
     for i, (x, y) in enumerate(moves):
         lines.append(f"{x},{y},{1 if (len(moves) - i) % 2 == 0 else 2}")
+    # Nothing is sent after DONE until the move is read: the engine polls its input while it
+    # thinks, and a command waiting there (END, say) stops the search at once.
     lines.append("DONE")
     process = subprocess.Popen(
         command,
@@ -51,9 +55,9 @@ def ask(command, moves, ms, core):
     return answer, messages
 
 
-def judge(engine, moves, ms, core):
+def judge(engine, moves, ms, core, info=()):
     """The judge's move and its last reported evaluation for the side to move after `moves`."""
-    answer, messages = ask([engine], moves, ms, core)
+    answer, messages = ask([engine], moves, ms, core, info)
     evaluation = None
     for line in messages:
         found = EVAL.search(line)
