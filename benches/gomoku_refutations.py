@@ -16,7 +16,7 @@ forced loss counts), and the median score; then the same from each of Rapfi's co
 that sees the refutation scores the `lost` positions low and the `sound` ones not.
 
     cargo build --release && python3 benches/gomoku_refutations.py     # 200,000 nodes
-    python3 benches/gomoku_refutations.py --nodes 4000000 --max-depth 12  # nominal depth 12
+    python3 benches/gomoku_refutations.py --nodes 20000000 --max-depth 12 # nominal depth 12
     python3 benches/gomoku_refutations.py --rapfi $R --rapfi-depth 12      # Rapfi at depth 12
     python3 benches/gomoku_yardstick.py --set early --out ANSWERS.jsonl   # then, to remake the file:
     python3 benches/gomoku_refutations.py --make ANSWERS.jsonl --rapfi $R > NEW.tsv
@@ -27,8 +27,8 @@ nominal depth, and what that depth costs it.
 
 `--make` takes the moves of a yardstick run's answers (`--out`) on the early set that the
 judged file has a verdict and a reply for, and asks Rapfi (`--rapfi`, its piskvork binary, on
-`--rapfi-core`) for its evaluations: about a second a position. Needs `target/release/kibitz` (or the binary `KIBITZ_BIN` names). Loopback only;
-standard library only.
+`--rapfi-core`) for its evaluations: about a second a position. Needs `target/release/kibitz`
+(or the binary `KIBITZ_BIN` names). Loopback only; standard library only.
 """
 
 import argparse
@@ -48,13 +48,14 @@ CLASSES = ("sound", "drop", "lost")
 RAPFI_BUDGETS = (("5,000 nodes", 5000, None), ("25,000 nodes", 25000, None),
                  ("100,000 nodes", 100000, None), ("400,000 nodes", 400000, None),
                  ("200 ms", None, 200))
-# A score this low says the side to move is in trouble: about what Rapfi, at 200 ms, gives
-# the `lost` positions' median (-180) less than the `sound` ones' (-22).
+# A score this low says the side to move is in trouble: Rapfi at 200 ms puts the `lost`
+# positions' median at -171 and the `sound` ones' at -21 (the file's column).
 LOW = -100
-# A mate, in either engine's notation, for the medians.
+# Rapfi's mate (`+M<n>`, `-M<n>`) as a number, for the medians.
 MATE_SCORE = 10_000
-# Rapfi's progress line: its evaluation and its nodes (`Node 28K`).
-RAPFI_PROGRESS = re.compile(r"Eval (\S+) \| Node (\d+)(K?)")
+# Rapfi's progress line: its evaluation and its nodes (`Node 3529`, `Node 28K`, `Node 1M`).
+RAPFI_PROGRESS = re.compile(r"Eval (\S+) \| Node (\d+)([KM]?)")
+UNITS = {"": 1, "K": 1_000, "M": 1_000_000}
 
 
 def load(path=REFUTATIONS):
@@ -101,9 +102,9 @@ def rapfi_at_depth(args, positions):
         if not progress:
             scores.append((kind, None))
             continue
-        evaluation, count, thousands = progress[-1].groups()
+        evaluation, count, unit = progress[-1].groups()
         scores.append((kind, rapfi_score(evaluation)))
-        nodes.append(int(count) * (1000 if thousands else 1))
+        nodes.append(int(count) * UNITS[unit])
     summary(f"Rapfi depth {args.rapfi_depth}", scores)
     print(f"  Rapfi's median nodes to depth {args.rapfi_depth}: {statistics.median(nodes):,.0f}")
 
