@@ -53,8 +53,8 @@ RAPFI_BUDGETS = (("5,000 nodes", 5000, None), ("25,000 nodes", 25000, None),
 LOW = -100
 # Rapfi's mate (`+M<n>`, `-M<n>`) as a number, for the medians.
 MATE_SCORE = 10_000
-# Rapfi's progress line: its evaluation and its nodes (`Node 3529`, `Node 28K`, `Node 1M`).
-RAPFI_PROGRESS = re.compile(r"Eval (\S+) \| Node (\d+)([KM]?)")
+# Rapfi's nodes in its progress line (`Node 3529`, `Node 28K`, `Node 1M`).
+RAPFI_NODES = re.compile(r"\| Node (\d+)([KM]?)")
 UNITS = {"": 1, "K": 1_000, "M": 1_000_000}
 
 
@@ -98,13 +98,12 @@ def rapfi_at_depth(args, positions):
     for _, kind, moves, _ in positions:
         info = [f"MAX_DEPTH {args.rapfi_depth}"]
         _, messages = piskvork.ask([args.rapfi], moves, 1_000_000, args.rapfi_core, info)
-        progress = [found for line in messages if (found := RAPFI_PROGRESS.search(line))]
-        if not progress:
-            scores.append((kind, None))
-            continue
-        evaluation, count, unit = progress[-1].groups()
-        scores.append((kind, rapfi_score(evaluation)))
-        nodes.append(int(count) * UNITS[unit])
+        evaluation = piskvork.evaluation(messages)
+        scores.append((kind, rapfi_score(evaluation) if evaluation else None))
+        counts = [found for line in messages if (found := RAPFI_NODES.search(line))]
+        if counts:
+            count, unit = counts[-1].groups()
+            nodes.append(int(count) * UNITS[unit])
     summary(f"Rapfi depth {args.rapfi_depth}", scores)
     print(f"  Rapfi's median nodes to depth {args.rapfi_depth}: {statistics.median(nodes):,.0f}")
 
@@ -139,7 +138,6 @@ def make(args):
 def main():
     parser = argparse.ArgumentParser()
     yardstick.add_answer_arguments(parser)
-    parser.add_argument("--max-depth", type=int, help="stop kibitz at this depth too")
     parser.add_argument("--make", help="write the file's rows from these yardstick answers")
     parser.add_argument("--rapfi", help="Rapfi's piskvork binary: for --make, or to ask it "
                         "instead of kibitz")

@@ -163,8 +163,8 @@ SEARCH_LOG = re.compile(r"main search finished.*?main_nodes=(\d+) horizon_vcf_no
 
 def answer(binary, moves, args):
     """kibitz's answer to one position, from a fresh process (an empty table), with the main
-    search's node split (`main_nodes`, `horizon_vcf_nodes`) read from its debug log. A caller's
-    `args.max_depth`, if it has one, stops the search at that depth too."""
+    search's node split (`main_nodes`, `horizon_vcf_nodes`) read from its debug log. The
+    budget is `args`' (`add_answer_arguments`)."""
     env = {
         "KIBITZ_WORKERS": "1",
         "KIBITZ_CACHE_ENTRIES": "0",
@@ -183,7 +183,7 @@ def answer(binary, moves, args):
             body["budget_ms"] = args.budget_ms
         else:
             body.update({"budget_ms": 60_000, "max_nodes": args.nodes, "deterministic": True})
-        if getattr(args, "max_depth", None):
+        if args.max_depth:
             body["max_depth"] = args.max_depth
         status, reply = kibitz_server.post(server.url + "/move", body, timeout=120)
         if status != 200:
@@ -202,6 +202,7 @@ def add_answer_arguments(parser):
     """The options `answer` reads: kibitz's budget and its core."""
     parser.add_argument("--nodes", type=int, default=200_000, help="node budget (deterministic)")
     parser.add_argument("--budget-ms", type=int, help="a time budget instead of nodes")
+    parser.add_argument("--max-depth", type=int, help="stop at this completed depth too")
     parser.add_argument("--core", type=int, default=0, help="the core taskset pins kibitz to")
 
 

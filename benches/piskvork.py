@@ -55,12 +55,17 @@ def ask(command, moves, ms, core, info=()):
     return answer, messages
 
 
+def evaluation(messages):
+    """The last evaluation an engine reported among its `MESSAGE` lines, or None."""
+    found = None
+    for line in messages:
+        match = EVAL.search(line)
+        if match:
+            found = match.group(1)
+    return found
+
+
 def judge(engine, moves, ms, core, info=()):
     """The judge's move and its last reported evaluation for the side to move after `moves`."""
     answer, messages = ask([engine], moves, ms, core, info)
-    evaluation = None
-    for line in messages:
-        found = EVAL.search(line)
-        if found:
-            evaluation = found.group(1)
-    return answer, evaluation
+    return answer, evaluation(messages)
