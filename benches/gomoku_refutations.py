@@ -12,8 +12,10 @@ move, at 5,000, 25,000, 100,000 and 400,000 nodes and at 200 ms (one thread, cla
 
 kibitz answers each position as the yardstick asks it (one fresh process, one worker, a node
 budget, or `--budget-ms`). Printed, per class: how many positions it scores -100 or less (a
-forced loss counts), and the median score; then the same from each of Rapfi's columns. A search
-that sees the refutation scores the `lost` positions low and the `sound` ones not.
+forced loss counts), and the median score; how often its main search's null-window cuts came
+from the first move searched, per kind of node (from its debug log); then the same from each
+of Rapfi's columns. A search that sees the refutation scores the `lost` positions low and the
+`sound` ones not.
 
     cargo build --release && python3 benches/gomoku_refutations.py     # 200,000 nodes
     python3 benches/gomoku_refutations.py --nodes 20000000 --max-depth 12 # nominal depth 12
@@ -51,6 +53,8 @@ RAPFI_BUDGETS = (("5,000 nodes", 5000, None), ("25,000 nodes", 25000, None),
 # A score this low says the side to move is in trouble: Rapfi at 200 ms puts the `lost`
 # positions' median at -171 and the `sound` ones' at -21 (the file's column).
 LOW = -100
+# The main search's node kinds, in the order of its `cuts` counters (`gomoku_yardstick.answer`).
+NODE_KINDS = ("facing a four", "facing an open three", "quiet")
 # Rapfi's mate (`+M<n>`, `-M<n>`) as a number, for the medians.
 MATE_SCORE = 10_000
 # Rapfi's nodes in its progress line (`Node 3529`, `Node 28K`, `Node 1M`).
@@ -90,6 +94,18 @@ def summary(name, scores):
         median = statistics.median(values) if values else float("nan")
         parts.append(f"{kind} {low}/{len(values)} (median {median:g})")
     print(f"  {name:<22} " + "   ".join(parts))
+
+
+def print_cuts(cuts):
+    """How well kibitz ordered its moves: of the null-window nodes that failed high (all the
+    positions' together), the share cut by the first move, per node kind."""
+    parts = []
+    for name, (first, *later) in zip(NODE_KINDS, cuts):
+        total = first + sum(later)
+        if total:
+            parts.append(f"{name} {100 * first / total:.1f} % of {total:,}")
+    if parts:
+        print("  kibitz's cuts by the first move searched: " + ", ".join(parts))
 
 
 def rapfi_at_depth(args, positions):
@@ -155,11 +171,14 @@ def main():
         return
     binary = os.environ.get("KIBITZ_BIN", kibitz_server.BINARY)
     scores, nodes, depths = [], [], []
+    cuts = [[0] * 4 for _ in NODE_KINDS]
     for _, kind, moves, _ in positions:
         answer = yardstick.answer(binary, moves, args)
         scores.append((kind, answer["score"]))
         nodes.append(answer["nodes"])
         depths.append(answer["depth"])
+        for total, found in zip(cuts, answer.get("cuts", [])):
+            total[:] = [a + b for a, b in zip(total, found)]
     counts = ", ".join(f"{sum(k == kind for _, k, _, _ in positions)} {kind}" for kind in CLASSES)
     budget = f"{args.budget_ms} ms" if args.budget_ms else f"{args.nodes:,} nodes"
     if args.max_depth:
@@ -169,6 +188,7 @@ def main():
     summary(f"kibitz {budget}", scores)
     print(f"  kibitz's median completed depth {statistics.median(depths)}, median nodes "
           f"{statistics.median(nodes):,.0f} (its horizon's VCFs included)")
+    print_cuts(cuts)
     for i, (name, _, _) in enumerate(RAPFI_BUDGETS):
         summary(f"Rapfi {name}", [(kind, rapfi_score(rapfi[i])) for _, kind, _, rapfi in positions])
 

@@ -157,13 +157,17 @@ def verdict(rapfi_eval):
     return "win" if rapfi_eval.startswith("+") else "loss"
 
 
-# The main search's last debug line: its own nodes and its horizon VCFs'.
+# The main search's last debug line: its own nodes and its horizon VCFs', and its null-window
+# cuts by node kind (facing a four, facing an open three, quiet) and by the move that cut (the
+# first, second, third, a later one).
 SEARCH_LOG = re.compile(r"main search finished.*?main_nodes=(\d+) horizon_vcf_nodes=(\d+)")
+SEARCH_CUTS = re.compile(r"main search finished.*? cuts=(\[\[[\d, \[\]]*\]\])")
 
 
 def answer(binary, moves, args):
     """kibitz's answer to one position, from a fresh process (an empty table), with the main
-    search's node split (`main_nodes`, `horizon_vcf_nodes`) read from its debug log. The
+    search's node split (`main_nodes`, `horizon_vcf_nodes`) and its cuts (`cuts`, `SEARCH_CUTS`)
+    read from its debug log. The
     budget is `args`' (`add_answer_arguments`)."""
     env = {
         "KIBITZ_WORKERS": "1",
@@ -191,10 +195,14 @@ def answer(binary, moves, args):
     finally:
         server.stop()
     log.seek(0)
-    split = SEARCH_LOG.findall(log.read())
+    text = log.read()
     log.close()
+    split = SEARCH_LOG.findall(text)
     if split:
         reply["main_nodes"], reply["horizon_vcf_nodes"] = (int(n) for n in split[-1])
+    cuts = SEARCH_CUTS.findall(text)
+    if cuts:
+        reply["cuts"] = json.loads(cuts[-1])
     return reply
 
 
