@@ -167,8 +167,7 @@ SEARCH_CUTS = re.compile(r"main search finished.*? cuts=(\[\[[\d, \[\]]*\]\])")
 def answer(binary, moves, args):
     """kibitz's answer to one position, from a fresh process (an empty table), with the main
     search's node split (`main_nodes`, `horizon_vcf_nodes`) and its cuts (`cuts`, `SEARCH_CUTS`)
-    read from its debug log. The
-    budget is `args`' (`add_answer_arguments`)."""
+    read from its debug log. The budget is `args`' (`add_answer_arguments`)."""
     env = {
         "KIBITZ_WORKERS": "1",
         "KIBITZ_CACHE_ENTRIES": "0",

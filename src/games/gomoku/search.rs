@@ -375,6 +375,7 @@ impl<'t> MainSearch<'t> {
             main_nodes = self.clock.nodes(),
             horizon_vcf_nodes = self.vcf.nodes(),
             counts = ?self.counts,
+            // Again on their own, for the benchmark scripts to read (`gomoku_yardstick.py`).
             cuts = ?self.counts.cuts,
             "main search finished"
         );
