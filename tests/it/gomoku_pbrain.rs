@@ -1,5 +1,6 @@
 //! The piskvork protocol, as conversations over in-memory buffers.
 
+use kibitz::engine::MATE_BOUND;
 use kibitz::tools::pbrain::{run_pbrain, run_pbrain_with};
 
 /// Runs a whole session and returns the output lines, `MESSAGE` lines included.
@@ -155,8 +156,9 @@ fn with_helper_threads_the_opponents_four_is_still_blocked() {
     assert_eq!(out[1], "7,5", "{out:?}");
 }
 
-/// The moves and the node counts of a session with a node budget a move.
-fn converse_with_nodes(input: &str, nodes: u64) -> (Vec<String>, Vec<u64>) {
+/// The moves and the (node count, score) of each search of a session with a node budget a
+/// move.
+fn converse_with_nodes(input: &str, nodes: u64) -> (Vec<String>, Vec<(u64, i64)>) {
     let mut output = Vec::new();
     run_pbrain_with(input.as_bytes(), &mut output, 1, Some(nodes)).expect("session");
     let lines: Vec<String> = String::from_utf8(output)
@@ -164,15 +166,16 @@ fn converse_with_nodes(input: &str, nodes: u64) -> (Vec<String>, Vec<u64>) {
         .lines()
         .map(str::to_string)
         .collect();
+    // The number after `word` in a line.
+    let after = |line: &str, word: &str| -> Option<i64> {
+        let rest = line.split(word).nth(1)?;
+        Some(rest.split(' ').next()?.parse().expect("a number"))
+    };
     let counts = lines
         .iter()
-        .filter_map(|line| line.split(" nodes ").nth(1))
-        .map(|rest| {
-            rest.split(' ')
-                .next()
-                .expect("a count")
-                .parse()
-                .expect("a number")
+        .filter_map(|line| {
+            let nodes = after(line, " nodes ")?;
+            Some((nodes as u64, after(line, " score ").expect("a score")))
         })
         .collect();
     let moves = lines
@@ -185,18 +188,29 @@ fn converse_with_nodes(input: &str, nodes: u64) -> (Vec<String>, Vec<u64>) {
 #[test]
 fn a_node_budget_replaces_the_clock_and_gives_the_same_moves_every_time() {
     // A turn of 1 ms: the clock alone would stop every search at once. With a node budget the
-    // searches run to it (far more nodes than 1 ms allows on this machine), and two sessions
-    // on the same moves answer the same moves with the same counts. The opponent's turns are
-    // corners, which no search plays in this opening (a cell near the stones may be the
-    // engine's own answer, and then the turn is illegal).
+    // searches run to it (far more nodes than 1 ms allows on this machine), or stop earlier
+    // at a forced win they found, and two sessions on the same moves answer the same moves
+    // with the same counts. The opponent's turns are corners, which no search plays in this
+    // opening (a cell near the stones may be the engine's own answer, and then the turn is
+    // illegal); the second corner leaves the engine a forced win.
     let input = "START 15\nINFO timeout_turn 1\nBOARD\n7,7,2\n8,8,1\n6,8,2\nDONE\nTURN 0,14\nTURN 14,0\nEND\n";
     let (moves, counts) = converse_with_nodes(input, 30_000);
     assert_eq!(moves.len(), 4, "{moves:?}");
     assert_eq!(counts.len(), 3, "{counts:?}");
-    for &count in &counts {
+    for &(count, score) in &counts {
         // The main search stops within a poll interval of the budget; the root's threat
         // searches have their own share of it.
-        assert!((10_000..=60_000).contains(&count), "{counts:?}");
+        assert!(count <= 60_000, "{counts:?}");
+        // Or it found a win (one the exact search did not confirm is reported just inside
+        // `MATE_BOUND`) and stopped there.
+        assert!(
+            count >= 10_000 || score >= i64::from(MATE_BOUND - 1),
+            "{counts:?}"
+        );
     }
+    assert!(
+        counts.iter().any(|&(count, _)| count >= 10_000),
+        "{counts:?}"
+    );
     assert_eq!(converse_with_nodes(input, 30_000), (moves, counts));
 }

@@ -429,6 +429,9 @@ impl Gomoku {
             if !out.is_empty() {
                 return;
             }
+            // No cell stops it and no four of ours delays it: lost in 4 whatever we play
+            // (`static_verdict`'s step 6, which ends such a node of the main search before its
+            // moves are asked for). Every candidate is a move, none better than another.
         }
         self.for_each_candidate(|cell| out.push(Move(cell as u16)));
     }

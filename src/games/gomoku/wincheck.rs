@@ -16,12 +16,20 @@
 //! 5. I have a four-three cell (a four and an open three at once) and the opponent has no cell
 //!    that makes a four: it must block the four, with a stone that threatens no five, and the
 //!    three then becomes an open four, against which a four of the opponent's comes too late:
-//!    win in 5. (The test `every_static_win_is_a_vcf_and_every_loss_two_fives` has the VCF
-//!    solver prove every claimed win on random positions.)
+//!    win in 5. (The test `every_static_verdict_is_proven` has the VCF solver prove every
+//!    claimed win on random positions.)
+//! 6. The opponent has a cell that makes an open four (an open three on the board, or
+//!    several), I have no cell that makes a four, and no single cell of mine stops every open
+//!    four it could make ([`Board::stops_open_fours`](super::board::Board::stops_open_fours),
+//!    exact): whatever I play makes no five threat, it makes an open four, and I have no five
+//!    to answer with: loss in 4. The search's move rules had no answer to give there and
+//!    searched every candidate, each refuted at its child by step 4: at depth 12 on the
+//!    refutation set those children were a fifth of the main search's nodes (the gomoku
+//!    journal, "An unstoppable open four read statically").
 //!
 //! Under renju black's open fours, double fours and four-threes may be forbidden points or end
-//! in overlines, so steps 4 and 5 are not taken for black; its fives are exact (step 1 asks
-//! [`Gomoku::five_cells`], which knows).
+//! in overlines, so steps 4 to 6 are not taken for black, nor step 6 against it; its fives are
+//! exact (step 1 asks [`Gomoku::five_cells`], which knows).
 
 use super::Gomoku;
 use super::board::{DOUBLE_FOUR, FOUR_THREE};
@@ -68,6 +76,17 @@ impl Gomoku {
             + board.level_count[theirs][OPEN_FOUR as usize];
         if board.combo_count[mine][FOUR_THREE] > 0 && their_fours == 0 {
             return Some(Verdict::WinIn(5));
+        }
+        // Step 6. My open fours returned above, so a four of mine is a plain one.
+        if board.level_count[theirs][OPEN_FOUR as usize] > 0
+            && board.level_count[mine][FOUR as usize] == 0
+            && !self.black_is_restricted(me.other())
+            && !board
+                .threat_cells(theirs, FOUR)
+                .iter()
+                .any(|cell| board.stops_open_fours(cell, theirs))
+        {
+            return Some(Verdict::LossIn(4));
         }
         None
     }
@@ -171,6 +190,48 @@ mod tests {
     }
 
     #[test]
+    fn two_open_threes_no_cell_stops_are_a_loss_in_four_unless_a_four_is_left() {
+        // X to move, no three of its own; O has open threes on row 7 and down column 10,
+        // apart: any cell stops one of them at most.
+        let mut rows = [
+            "X.X",
+            "",
+            "..........O",
+            "..........O",
+            "..........O",
+            "",
+            "",
+            ".....OOO",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "X...X...X...X",
+        ];
+        let p = position(&rows, GomokuRules::default());
+        assert_eq!(p.static_verdict(), Some(Verdict::LossIn(4)));
+        // O makes its open four whatever X plays; X's block of one end leaves the other.
+        assert!(last_move_wins(&p, &[(7, 4), (5, 10), (1, 10), (6, 10)]));
+        // One open three: its ends stop it, nothing is claimed.
+        rows[7] = "";
+        rows[14] = "X";
+        assert_eq!(
+            position(&rows, GomokuRules::default()).static_verdict(),
+            None
+        );
+        // Both threes, and X has a four to make (a closed three on row 0): the four may
+        // start a counter-attack, nothing is claimed.
+        rows[7] = ".....OOO";
+        rows[0] = "XXX";
+        rows[14] = "X...X...X";
+        let q = position(&rows, GomokuRules::default());
+        assert!(q.board().level_count[0][FOUR as usize] > 0);
+        assert_eq!(q.static_verdict(), None);
+    }
+
+    #[test]
     fn renju_black_is_not_credited_with_shapes_that_may_be_forbidden() {
         let p = position(&OPEN_THREE_ROWS, GomokuRules::renju());
         assert_eq!(p.static_verdict(), None);
@@ -178,10 +239,12 @@ mod tests {
 
     /// Every win the static test claims is one the exact VCF solver proves within as many
     /// fours (an open four, a double four and a four-three are all won by continuous fours),
-    /// on random crowded positions of three rule sets; and a claimed loss is two fives of the
-    /// opponent's. Asserts enough claims of each kind that it cannot pass vacuously.
+    /// on random crowded positions of three rule sets; a claimed loss in 2 is two fives of the
+    /// opponent's, and a claimed loss in 4 leaves the opponent an open four to make (a win in
+    /// 3) after every legal move. Asserts enough claims of each kind that it cannot pass
+    /// vacuously.
     #[test]
-    fn every_static_win_is_a_vcf_and_every_loss_two_fives() {
+    fn every_static_verdict_is_proven() {
         use crate::engine::Side;
         use crate::games::gomoku::Overline;
         use crate::games::gomoku::vcf::{Vcf, VcfLimits};
@@ -197,7 +260,7 @@ mod tests {
             GomokuRules::new(5, Overline::NoWin).unwrap(),
             GomokuRules::renju(),
         ];
-        let mut claims = [0u32; 4]; // win in 3, win in 5, loss in 2, win in 1
+        let mut claims = [0u32; 5]; // win in 3, win in 5, loss in 2, win in 1, loss in 4
         for round in 0..12_000 {
             let rules = rules[round % rules.len()];
             let mut p = Gomoku::new(15, 15, rules).unwrap();
@@ -241,10 +304,26 @@ mod tests {
                     let line = Vcf::new(p.clone()).solve(&limits);
                     assert!(line.is_some(), "no VCF of {plies} plies: {p:?}");
                 }
-                Some(Verdict::LossIn(_)) => {
+                Some(Verdict::LossIn(2)) => {
                     claims[2] += 1;
                     assert!(p.five_cells(to_move.other(), &mut [0; 2]) >= 2);
                     assert!(p.immediate_win().is_none());
+                }
+                Some(Verdict::LossIn(plies)) => {
+                    assert_eq!(plies, 4, "{p:?}");
+                    claims[4] += 1;
+                    let mut moves = Vec::new();
+                    p.legal_moves(&mut moves);
+                    assert!(!moves.is_empty());
+                    for mv in moves {
+                        let mut child = p.clone();
+                        child.make(mv);
+                        assert_eq!(
+                            child.static_verdict(),
+                            Some(Verdict::WinIn(3)),
+                            "{mv:?} answers the open three of {p:?}"
+                        );
+                    }
                 }
                 None => {}
             }
