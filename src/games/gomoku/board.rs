@@ -519,6 +519,19 @@ impl Board {
         self.refresh_cell(cell, dir, x, o, off);
     }
 
+    /// Whether `side` can make a four on a cell within `reach` of `cell` along one of `cell`'s
+    /// four lines: the stone on `cell` may take part in it (the horizon's test of whether a
+    /// VCF can be new, [`super::search`]).
+    pub fn four_cell_within(&self, cell: usize, side: usize, reach: usize) -> bool {
+        let fours = self.threat_cells(side, FOUR);
+        self.geo.line_of[cell].iter().any(|&(line, pos)| {
+            let cells = &self.geo.line_cells[line as usize];
+            let pos = pos as usize;
+            let end = (pos + reach).min(cells.len() - 1);
+            (pos.saturating_sub(reach)..=end).any(|i| fours.contains(cells[i] as usize))
+        })
+    }
+
     /// Whether a stone of `side`'s opponent on empty `cell` would leave `side` no move that
     /// makes an open four: the exact test of a defence against an open three. Only the cells
     /// within `H` of `cell` on its four lines can change, so they are re-read with the extra
@@ -788,6 +801,24 @@ mod tests {
         assert!(matches_a_fresh_refresh(&b));
     }
 
+    #[test]
+    fn a_four_cell_is_within_reach_only_on_the_stones_lines() {
+        // X's open three on row 7 (cols 5-7): its four cells are (7, 3), (7, 4), (7, 8), (7, 9).
+        let mut b = board(15);
+        for cell in [7 * 15 + 5, 7 * 15 + 6, 7 * 15 + 7] {
+            b.place(cell, 0);
+        }
+        b.place(0, 1);
+        assert!(b.four_cell_within(7 * 15 + 5, 0, 4));
+        // (11, 7) sees (7, 3) four cells away on its diagonal, and no four cell nearer.
+        assert!(b.four_cell_within(11 * 15 + 7, 0, 4));
+        assert!(!b.four_cell_within(11 * 15 + 7, 0, 3));
+        // (12, 12): none of the four cells lies on its lines.
+        assert!(!b.four_cell_within(12 * 15 + 12, 0, 4));
+        // O has no four anywhere.
+        assert!(!b.four_cell_within(7 * 15 + 5, 1, 4));
+    }
+
     /// Each cell's neighbourhood count, counted from the stones.
     fn near_counted(b: &Board) -> Vec<u8> {
         let (rows, cols) = (b.geo.rows as i32, b.geo.cols as i32);
@@ -817,6 +848,35 @@ mod tests {
     ];
 
     proptest::proptest! {
+        #[test]
+        fn a_four_cell_within_reach_is_one_on_the_cells_lines_at_that_distance(
+            geometry in 0..GEOMETRIES.len(),
+            seeds in proptest::collection::vec(proptest::prelude::any::<u16>(), 1..60),
+            probe in proptest::prelude::any::<u16>(),
+            reach in 1..6usize,
+        ) {
+            let (rows, cols, k, overline) = GEOMETRIES[geometry];
+            let rules = GomokuRules::new(k, overline).unwrap();
+            let mut b = Board::empty(Arc::new(Geometry::new(rows, cols, rules)));
+            for (i, seed) in seeds.into_iter().enumerate() {
+                let free: Vec<usize> = (0..rows * cols).filter(|&c| b.cells[c] == 0).collect();
+                if free.is_empty() {
+                    break;
+                }
+                b.place(free[seed as usize % free.len()], i % 2);
+            }
+            let cell = probe as usize % (rows * cols);
+            let (r, c) = ((cell / cols) as i64, (cell % cols) as i64);
+            for side in 0..2 {
+                let counted = b.threat_cells(side, FOUR).iter().any(|other| {
+                    let (dr, dc) = ((other / cols) as i64 - r, (other % cols) as i64 - c);
+                    let aligned = dr == 0 || dc == 0 || dr.abs() == dc.abs();
+                    aligned && dr.abs().max(dc.abs()) as usize <= reach
+                });
+                proptest::prop_assert_eq!(b.four_cell_within(cell, side, reach), counted);
+            }
+        }
+
         #[test]
         fn any_sequence_of_stones_and_take_backs_keeps_every_count_exact(
             geometry in 0..GEOMETRIES.len(),
