@@ -15,7 +15,7 @@
 //!   widen). At the horizon the side to move's continuous fours are searched ([`VcfSolver`], a
 //!   few dozen nodes, in place) instead of a quiescence search: a VCF there is a proven win, not
 //!   a guess. It is run only where the mover's last stone may take part in it, or blocked a
-//!   four ([`MainSearch::vcf_may_be_new`]). Razoring drops into the same VCF-or-evaluate horizon
+//!   four (`MainSearch::vcf_may_be_new`). Razoring drops into the same VCF-or-evaluate horizon
 //!   early.
 //! - **Pruning in quiet positions** (no four and no open three of the opponent on the board):
 //!   reverse futility (evaluation far above beta), razoring (far below alpha), move-count
