@@ -514,13 +514,12 @@ impl<'t> MainSearch<'t> {
         self.clock.nodes() + self.vcf.nodes()
     }
 
-    /// The horizon: the static evaluation when it already reaches `beta` (the node fails high
-    /// whatever a VCF would add), else a VCF of the side to move is a win (scored by its
-    /// length), else the evaluation. Only called where the opponent has no four (a five to
-    /// block).
-    fn horizon(&mut self, ply: usize, beta: Score) -> Score {
+    /// The horizon, given the node's static evaluation `eval`: that evaluation when it already
+    /// reaches `beta` (the node fails high whatever a VCF would add), else a VCF of the side to
+    /// move is a win (scored by its length), else the evaluation. Only called where the
+    /// opponent has no four (a five to block).
+    fn horizon(&mut self, ply: usize, eval: Score, beta: Score) -> Score {
         self.counts.horizons += 1;
-        let eval = self.pos.evaluate();
         if eval >= beta {
             return eval;
         }
@@ -600,7 +599,8 @@ impl<'t> MainSearch<'t> {
         // fours, else the evaluation. A four to block is answered first (its block is searched
         // past the horizon).
         if depth < PLY && !must_block {
-            return self.horizon(ply, beta);
+            let eval = self.pos.evaluate();
+            return self.horizon(ply, eval, beta);
         }
 
         // Step 4. Mate-distance pruning.
@@ -642,7 +642,8 @@ impl<'t> MainSearch<'t> {
                 return eval - margin;
             }
             if depth <= RAZOR_DEPTH * PLY && eval + RAZOR_MARGIN * depth / PLY <= alpha {
-                let score = self.horizon(ply, alpha + 1);
+                // The evaluation is below alpha, so the horizon never stands pat here.
+                let score = self.horizon(ply, eval, beta);
                 if score <= alpha {
                     return score;
                 }
@@ -923,10 +924,10 @@ mod tests {
         let mut search = MainSearch::new(p, &table, SearchLimits::with_depth(1));
         let eval = search.pos.evaluate();
         assert!(eval.abs() < MATE_BOUND, "{eval}");
-        assert_eq!(search.horizon(0, eval), eval);
-        assert_eq!(search.horizon(0, -INFINITY), eval);
+        assert_eq!(search.horizon(0, eval, eval), eval);
+        assert_eq!(search.horizon(0, eval, -INFINITY), eval);
         assert_eq!(search.vcf.nodes(), 0, "a stand-pat runs no VCF");
-        let won = search.horizon(0, eval + 1);
+        let won = search.horizon(0, eval, eval + 1);
         assert!(won >= MATE_BOUND, "{won}");
         assert!(search.vcf.nodes() > 0);
     }
