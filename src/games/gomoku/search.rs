@@ -22,7 +22,12 @@
 //!   reverse futility (evaluation far above beta), razoring (far below alpha), move-count
 //!   pruning of quiet moves by depth, and futility pruning of quiet children whose evaluation
 //!   plus a margin cannot reach alpha. Threat moves (an open three or more of ours, a four of
-//!   theirs blocked, a double threat) are never pruned, nor reduced at a quiet node.
+//!   theirs blocked, a double threat) are never pruned.
+//! - **An attack is reduced where it starts, not where it goes on.** At a quiet node the
+//!   mover's fours and open threes are reduced like quiet moves when its previous move (two
+//!   plies up) made no open three or more, and searched in full when it did: the first threat
+//!   of an attack is a guess like any move, its follow-ups are what finds the win (Rapfi
+//!   reduces a continued attack less for the same reason).
 //! - **Late-move reductions in fractions of a ply, driven by the move's ordering score** (the
 //!   "policy": the cell's pattern codes for both sides, [`Gomoku::move_order_hint`]): depth
 //!   counts quarter plies ([`PLY`]); the lower a move ranks and the deeper the node, the
@@ -113,6 +118,15 @@ pub const PLY: i32 = 4;
 const LMR_BASE: f64 = 0.4;
 const LMR_DIVISOR: f64 = 2.0;
 
+/// Whether a late move at a quiet node is reduced: a quiet move always; a threat move
+/// (`tactical`: an open three or more of the mover's, a four of the opponent's blocked, a
+/// double threat) only when it is the mover's `attack` (a four or an open three) and does not
+/// continue one (`continues_attack`: the mover's move two plies up made an open three or
+/// more, or the node is too near the root to know). Blocks and double threats are not reduced.
+fn reduced_at_quiet_node(tactical: bool, attack: bool, continues_attack: bool) -> bool {
+    !tactical || (attack && !continues_attack)
+}
+
 /// The state of one search: a private copy of the position walked in place, per-ply buffers
 /// allocated once, the ordering memory and the horizon's VCF solver.
 pub struct MainSearch<'t> {
@@ -133,6 +147,9 @@ pub struct MainSearch<'t> {
     /// to block, for the horizon's test of the mover's last stone.
     path: Vec<Move>,
     forced: Vec<bool>,
+    /// Per ply: whether the move made there made an open three or more for its side (an attack
+    /// under way, for the reductions of step 8).
+    attacked: Vec<bool>,
     /// Depth of the iteration under way (bounds the extensions).
     iteration_depth: i32,
     /// Late-move reductions by depth (whole plies) and move number, in depth units.
@@ -272,6 +289,7 @@ impl<'t> MainSearch<'t> {
             pv: PvTable::default(),
             path: vec![Move::NONE; MAX_PLY + 1],
             forced: vec![false; MAX_PLY + 1],
+            attacked: vec![false; MAX_PLY + 1],
             iteration_depth: 1,
             reductions,
             first_depth: 1,
@@ -452,6 +470,7 @@ impl<'t> MainSearch<'t> {
             let mv = root[i].0;
             self.incoming = KIND_QUIET * 6 + MOVE_ROOT;
             self.path[0] = mv;
+            self.attacked[0] = self.makes_attack(mv);
             self.pos.make(mv);
             let score = if i == 0 {
                 -self.node(depth - PLY, 1, -beta, -alpha)
@@ -554,6 +573,12 @@ impl<'t> MainSearch<'t> {
         self.pos
             .board
             .four_cell_within(stone, me, HORIZON_VCF_REACH)
+    }
+
+    /// Whether `mv` makes an open three or more for the side to move (an attack).
+    fn makes_attack(&self, mv: Move) -> bool {
+        let me = self.pos.side_to_move().index();
+        self.pos.board.best_level(mv.index(), me) >= OPEN_THREE
     }
 
     /// Alpha-beta negamax with PVS, fail-soft. Returns garbage (0) once `stopped` is set.
@@ -715,10 +740,9 @@ impl<'t> MainSearch<'t> {
             } else {
                 MOVE_QUIET
             };
-            // Quiet moves are pruned and reduced; threat moves never. Reducing the mover's own
-            // fours and open threes here cut the nodes to depth 8 by a third but lost in
-            // self-play on the held-out openings (the gomoku journal, "Own threats reduced").
+            // Quiet moves are pruned and reduced; threat moves are never pruned.
             let prunable = quiet && !tactical;
+            let attack = self.makes_attack(mv);
             if prunable && searched > 0 && best > -MATE_BOUND {
                 // Move-count pruning.
                 let late = LATE_MOVES[(depth / PLY).clamp(0, 3) as usize];
@@ -733,13 +757,21 @@ impl<'t> MainSearch<'t> {
                     continue;
                 }
             }
-            // Late-move reductions: quiet moves at quiet nodes, and every move after the first
-            // at a node facing an open three (its exact defences and the mover's own fours,
-            // never pruned: a reduced one that beats alpha is searched again in full). The
-            // mover's threats at a quiet node are not reduced (the journal, "Own threats
-            // reduced" and "Threat nodes reduced": both lost in self-play).
-            let facing_three = !quiet && !must_block;
-            let reduction = if (prunable || facing_three) && searched > 0 && depth >= 2 * PLY {
+            // Late-move reductions: quiet moves at quiet nodes, the mover's fours and open
+            // threes there when they start an attack ([`reduced_at_quiet_node`]), and every
+            // move after the first at a node facing an open three (its exact defences and the
+            // mover's own fours, never pruned: a reduced one that beats alpha is searched again
+            // in full). Reducing every threat of the mover lost sight and games (the journal,
+            // "Own threats reduced" and "Threat nodes reduced"); sparing the attack's
+            // follow-ups keeps the forced losses seen at a fixed depth (the journal, "An attack
+            // reduced where it starts").
+            let reducible = if quiet {
+                let continues_attack = ply < 2 || self.attacked[ply - 2];
+                reduced_at_quiet_node(tactical, attack, continues_attack)
+            } else {
+                !must_block
+            };
+            let reduction = if reducible && searched > 0 && depth >= 2 * PLY {
                 let row = &self.reductions[(depth / PLY).min(MAX_PLY as i32 - 1) as usize];
                 let mut r = i32::from(row[searched.min(63)]);
                 r += PLY * i32::from(!pv_node);
@@ -759,6 +791,7 @@ impl<'t> MainSearch<'t> {
             }
             let incoming = kind * 6 + class;
             self.path[ply] = mv;
+            self.attacked[ply] = attack;
             self.pos.make(mv);
             let mut score;
             self.incoming = incoming;
@@ -866,6 +899,37 @@ mod tests {
         }
         // Depth 10, move 20: 0.4 + ln 10 x ln 20 / 2 = 3.85 plies, 15 units.
         assert_eq!(r[10][20], 15);
+    }
+
+    #[test]
+    fn a_threat_is_reduced_where_an_attack_starts_and_searched_in_full_where_it_goes_on() {
+        // A quiet move: reduced whatever came before.
+        assert!(reduced_at_quiet_node(false, false, false));
+        assert!(reduced_at_quiet_node(false, false, true));
+        // The mover's four or open three: reduced only when it starts the attack.
+        assert!(reduced_at_quiet_node(true, true, false));
+        assert!(!reduced_at_quiet_node(true, true, true));
+        // A block of the opponent's four cell or a double threat: never.
+        assert!(!reduced_at_quiet_node(true, false, false));
+        assert!(!reduced_at_quiet_node(true, false, true));
+    }
+
+    #[test]
+    fn the_mover_s_attack_is_recorded_on_the_path_for_the_reductions() {
+        // X has an open two on row 7 (c7, d7 taken: cells (7, 2) and (7, 3)); (7, 4) makes an
+        // open three, a cell far from every stone makes nothing.
+        let p = position(&[(7, 2), (7, 3), (0, 14)], &[(10, 10), (11, 11), (12, 0)]);
+        let table = TranspositionTable::with_megabytes(1);
+        let search = MainSearch::new(p.clone(), &table, SearchLimits::with_depth(1));
+        assert!(search.makes_attack(cell(&p, 7, 4)));
+        assert!(!search.makes_attack(cell(&p, 3, 9)));
+        // A search fills `attacked` as it goes: after a depth-3 search from here the root's
+        // entry is that of its last root move, and never set for a quiet one.
+        let mut search = MainSearch::new(p.clone(), &table, SearchLimits::with_depth(3));
+        let report = search.run();
+        assert!(report.best_move.is_some());
+        let last_root = search.path[0];
+        assert_eq!(search.attacked[0], search.makes_attack(last_root));
     }
 
     #[test]
