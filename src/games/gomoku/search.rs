@@ -26,8 +26,8 @@
 //! - **An attack is reduced where it starts, not where it goes on.** At a quiet node the
 //!   mover's fours and open threes are reduced like quiet moves when its previous move (two
 //!   plies up) made no open three or more, and searched in full when it did: the first threat
-//!   of an attack is a guess like any move, its follow-ups are what finds the win (Rapfi
-//!   reduces a continued attack less for the same reason).
+//!   of an attack is a guess like any move, its follow-ups are what finds the win (Rapfi too
+//!   reduces a continued attack less: `CONTINUOUS_ATTACK_EXT` in its search).
 //! - **Late-move reductions in fractions of a ply, driven by the move's ordering score** (the
 //!   "policy": the cell's pattern codes for both sides, [`Gomoku::move_order_hint`]): depth
 //!   counts quarter plies ([`PLY`]); the lower a move ranks and the deeper the node, the
@@ -916,15 +916,15 @@ mod tests {
 
     #[test]
     fn the_mover_s_attack_is_recorded_on_the_path_for_the_reductions() {
-        // X has an open two on row 7 (c7, d7 taken: cells (7, 2) and (7, 3)); (7, 4) makes an
-        // open three, a cell far from every stone makes nothing.
+        // X has two stones side by side on row 7, columns 2 and 3, both ends open: (7, 4) makes
+        // an open three; a cell far from every stone makes nothing.
         let p = position(&[(7, 2), (7, 3), (0, 14)], &[(10, 10), (11, 11), (12, 0)]);
         let table = TranspositionTable::with_megabytes(1);
         let search = MainSearch::new(p.clone(), &table, SearchLimits::with_depth(1));
         assert!(search.makes_attack(cell(&p, 7, 4)));
         assert!(!search.makes_attack(cell(&p, 3, 9)));
         // A search fills `attacked` as it goes: after a depth-3 search from here the root's
-        // entry is that of its last root move, and never set for a quiet one.
+        // entry is that of the last root move searched.
         let mut search = MainSearch::new(p.clone(), &table, SearchLimits::with_depth(3));
         let report = search.run();
         assert!(report.best_move.is_some());
