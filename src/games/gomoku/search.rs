@@ -25,9 +25,10 @@
 //!   theirs blocked, a double threat) are never pruned.
 //! - **An attack is reduced where it starts, not where it goes on.** At a quiet node the
 //!   mover's fours and open threes are reduced like quiet moves when its previous move (two
-//!   plies up) made no open three or more, and searched in full when it did: the first threat
-//!   of an attack is a guess like any move, its follow-ups are what finds the win (Rapfi too
-//!   reduces a continued attack less: `CONTINUOUS_ATTACK_EXT` in its search).
+//!   plies up) made no open three or more, and searched in full when it did. The reading (a
+//!   guess the measurements fit, not a proof): the first threat of an attack is a guess like
+//!   any move, its follow-ups are what finds the win. Rapfi too reduces a continued attack
+//!   less (`CONTINUOUS_ATTACK_EXT` in its search).
 //! - **Late-move reductions in fractions of a ply, driven by the move's ordering score** (the
 //!   "policy": the cell's pattern codes for both sides, [`Gomoku::move_order_hint`]): depth
 //!   counts quarter plies ([`PLY`]); the lower a move ranks and the deeper the node, the
