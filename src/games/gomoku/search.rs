@@ -735,7 +735,9 @@ impl<'t> MainSearch<'t> {
                 // The selective width: a quiet node searches its best few moves only.
                 break;
             }
-            let tactical = !quiet || self.pos.is_tactical(mv.index());
+            // An attack is a threat move: `is_tactical` is asked only when it is not one.
+            let attack = self.makes_attack(mv);
+            let tactical = !quiet || attack || self.pos.is_tactical(mv.index());
             let class = if self.classify {
                 self.move_class(mv)
             } else {
@@ -743,7 +745,6 @@ impl<'t> MainSearch<'t> {
             };
             // Quiet moves are pruned and reduced; threat moves are never pruned.
             let prunable = quiet && !tactical;
-            let attack = self.makes_attack(mv);
             if prunable && searched > 0 && best > -MATE_BOUND {
                 // Move-count pruning.
                 let late = LATE_MOVES[(depth / PLY).clamp(0, 3) as usize];
