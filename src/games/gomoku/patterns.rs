@@ -210,6 +210,20 @@ fn table_for(k: u32, overline: Overline) -> Option<&'static [u8]> {
     )
 }
 
+/// [`PatternFn::levels`] for a tabulated rule set whose reach `H` is a constant, so that every
+/// shift and mask is an immediate: `table` is the rule set's table cut to its `2^(4H)` entries
+/// (every index is below that, so the compiler drops the bounds checks), and the masks are
+/// segments of an empty cell (centre bit clear).
+#[inline(always)]
+pub fn tabulated_levels<const H: u32>(table: &[u8], x: u64, o: u64, off: u64) -> [u8; 2] {
+    let squeeze = |m: u64| (m & ((1u64 << H) - 1)) | ((m >> (H + 1)) << H);
+    let (sx, so, soff) = (squeeze(x), squeeze(o), squeeze(off));
+    [
+        table[(sx | (so | soff) << (2 * H)) as usize],
+        table[(so | (sx | soff) << (2 * H)) as usize],
+    ]
+}
+
 impl PatternFn {
     pub fn new(k: u32, overline: Overline) -> Self {
         PatternFn {
@@ -218,6 +232,12 @@ impl PatternFn {
             overline,
             table: table_for(k, overline),
         }
+    }
+
+    /// The pattern table, for the rule sets that have one (`k <= 5`).
+    #[inline]
+    pub fn table(&self) -> Option<&'static [u8]> {
+        self.table
     }
 
     /// The levels of both sides at an empty centre, from the segment's first player's stones
