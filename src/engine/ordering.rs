@@ -96,10 +96,11 @@ impl MoveOrdering {
 /// ordering scores) swaps them with this.
 #[inline]
 pub fn best_remaining(keys: &[i64], i: usize) -> usize {
-    let mut best = i;
-    for j in i + 1..keys.len() {
-        if keys[j] > keys[best] {
-            best = j;
+    // The best key so far is kept beside its index, not read again at every step.
+    let (mut best, mut best_key) = (i, keys[i]);
+    for (j, &key) in keys.iter().enumerate().skip(i + 1) {
+        if key > best_key {
+            (best, best_key) = (j, key);
         }
     }
     best
