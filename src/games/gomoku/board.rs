@@ -70,7 +70,7 @@ const fn pair_of(key: usize) -> u8 {
 }
 
 /// The shape class of four levels packed three bits each (one side, one cell).
-const fn shape_of(key: usize) -> u8 {
+pub(super) const fn shape_of(key: usize) -> u8 {
     let (mut fours, mut open_threes, mut threes, mut open_twos) = (0, 0, 0, 0);
     let mut open_four = false;
     let mut d = 0;

@@ -149,6 +149,30 @@ const DEFENCE: [i32; 8] = [0, 1, 4, 6, 30, 40, 800, 50_000];
 const SHAPE_ATTACK: [i32; COMBO_CLASSES] = [0, 500, 1_200, 1_500, 80, 120, 20, 20];
 const SHAPE_DEFENCE: [i32; COMBO_CLASSES] = [0, 350, 900, 1_000, 50, 80, 10, 10];
 
+/// Per cell code (one side's four levels, three bits each): its ordering weights summed over
+/// the four directions and its shape, as the mover's (attack) and as the opponent's (defence).
+/// Shapes across lines (double threats first) outrank single-line ones; taking the cell of the
+/// opponent's double threat comes just after making one of our own. A move's hint is two
+/// lookups instead of ten (it is asked of every move at every node).
+static CODE_HINTS: [[i32; 2]; 1 << 12] = {
+    let mut table = [[0; 2]; 1 << 12];
+    let mut code = 0;
+    while code < table.len() {
+        let shape = board::shape_of(code) as usize;
+        let (mut attack, mut defence) = (SHAPE_ATTACK[shape], SHAPE_DEFENCE[shape]);
+        let mut d = 0;
+        while d < 4 {
+            let level = board::level_in(code as u16, d) as usize;
+            attack += ATTACK[level];
+            defence += DEFENCE[level];
+            d += 1;
+        }
+        table[code] = [attack, defence];
+        code += 1;
+    }
+    table
+};
+
 impl Gomoku {
     /// The empty board of `rows` x `cols` under `rules`, X to move.
     pub fn new(rows: usize, cols: usize, rules: GomokuRules) -> Result<Self, PositionError> {
@@ -545,16 +569,8 @@ impl Game for Gomoku {
         let cell = mv.index();
         let me = self.to_move.index();
         let (mine, theirs) = (self.board.code(cell, me), self.board.code(cell, 1 - me));
-        let mut score = 0;
-        for d in 0..4 {
-            score += ATTACK[board::level_in(mine, d) as usize]
-                + DEFENCE[board::level_in(theirs, d) as usize];
-        }
-        // Shapes across lines (double threats first) outrank single-line ones; taking the cell
-        // of the opponent's double threat comes just after making one of our own.
-        score
-            + SHAPE_ATTACK[self.board.shape(cell, me) as usize]
-            + SHAPE_DEFENCE[self.board.shape(cell, 1 - me) as usize]
+        // Codes have twelve bits: the mask only spares the index check.
+        CODE_HINTS[usize::from(mine) & 0xfff][0] + CODE_HINTS[usize::from(theirs) & 0xfff][1]
     }
 }
 
