@@ -550,23 +550,28 @@ impl Board {
         let total = self.level_count[side][OPEN_FOUR as usize];
         let own = self.levels(cell, side);
         let mut stopped = own.iter().filter(|&&l| l == OPEN_FOUR).count() as u32;
-        let h = self.geo.patterns.h as i32;
+        let h = self.geo.patterns.h;
         for d in 0..4 {
             let (line, pos) = self.geo.line_of[cell][d];
+            let pos = u32::from(pos);
             let cells = &self.geo.line_cells[line as usize];
-            let lo = (pos as i32 - h).max(0);
-            let hi = (pos as i32 + h).min(cells.len() as i32 - 1);
-            for p in lo..=hi {
+            let lo = pos.saturating_sub(h);
+            let hi = (pos + h).min(cells.len() as u32 - 1);
+            // The empty cells of lo..=hi but `cell` itself, as bits from lo: only those are
+            // read (at most 2H + 1 <= 51 bits).
+            let [x, o] = self.lines[line as usize];
+            let span = (1u64 << (hi - lo + 1)) - 1;
+            let mut empty = !((x | o) >> (lo + OFFSET)) as u64 & span & !(1 << (pos - lo));
+            while empty != 0 {
+                let p = lo + empty.trailing_zeros();
+                empty &= empty - 1;
                 let other = cells[p as usize] as usize;
-                if p == pos as i32
-                    || self.cells[other] != 0
-                    || self.level(other, side, d) != OPEN_FOUR
-                {
+                if self.level(other, side, d) != OPEN_FOUR {
                     continue;
                 }
                 let [x, o, off] = self.segments(other, d);
                 // `cell` seen from `other`: bit H + (pos - p) of its segment.
-                let blocker = 1u64 << (h + pos as i32 - p);
+                let blocker = 1u64 << (h + pos - p);
                 let (mine, theirs) = if side == 0 { (x, o) } else { (o, x) };
                 if self.geo.patterns.level(mine, theirs | off | blocker) == OPEN_FOUR {
                     return false;
