@@ -364,8 +364,26 @@ impl Gomoku {
             f((self.rows() / 2) * self.cols() + self.cols() / 2);
             return;
         }
-        for cell in 0..self.board.cells.len() {
-            if self.board.cells[cell] == 0 && self.board.near[cell] > 0 {
+        // Eight cells at a time, a byte each: a cell holds 0, 1 or 2, so `c | c >> 1` has bit 0
+        // of a byte set where there is a stone; a neighbourhood count is at most 25, so adding
+        // 0x7f to it carries into bit 7 exactly when it is not 0, never into the next byte.
+        const LOW: u64 = 0x0101_0101_0101_0101;
+        let (cells, near) = (&self.board.cells, &self.board.near);
+        let words = cells.chunks_exact(8);
+        let tail = cells.len() - words.remainder().len();
+        for (i, (c, n)) in words.zip(near.chunks_exact(8)).enumerate() {
+            let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+            let (c, n) = (word(c), word(n));
+            let stone = (c | c >> 1) & LOW;
+            let close = (n + 0x7f * LOW) >> 7 & LOW;
+            let mut free = close & !stone;
+            while free != 0 {
+                f(8 * i + free.trailing_zeros() as usize / 8);
+                free &= free - 1;
+            }
+        }
+        for cell in tail..cells.len() {
+            if cells[cell] == 0 && near[cell] > 0 {
                 f(cell);
             }
         }
