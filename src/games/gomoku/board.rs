@@ -311,8 +311,11 @@ pub struct Board {
     /// of recomputing: the search removes the last stone placed, and restoring the codes costs
     /// a fraction of refreshing the 36 cells' patterns again (callgrind, benches/gomoku.rs).
     undo: Vec<CodeChange>,
-    /// Per placed stone still on the log, oldest first: what `remove` puts back at once.
+    /// Per placed stone still on the log, oldest first: what `remove` puts back at once. Only
+    /// the first `live` are in use; the others are kept so that `place` copies the state
+    /// straight into one (a frame built and then pushed is copied twice).
     frames: Vec<Frame>,
+    live: usize,
 }
 
 /// What one `place` changed beyond the cell codes, kept whole: the stone's cell, where its code
@@ -327,6 +330,18 @@ struct Frame {
     combo_count: [[u32; COMBO_CLASSES]; 2],
     pair_count: [[u32; PAIR_CLASSES]; 2],
     threats: [[CellSet; THREAT_LEVELS.len()]; 2],
+}
+
+impl Frame {
+    /// A frame to be written over.
+    const BLANK: Frame = Frame {
+        cell: 0,
+        undo_start: 0,
+        level_count: [[0; LEVELS]; 2],
+        combo_count: [[0; COMBO_CLASSES]; 2],
+        pair_count: [[0; PAIR_CLASSES]; 2],
+        threats: [[CellSet::EMPTY; THREAT_LEVELS.len()]; 2],
+    };
 }
 
 /// Bytes of `Board::near` past the last cell: a row's window read as a `u64` may start at the
@@ -375,6 +390,7 @@ impl Board {
             stones: 0,
             undo: Vec::new(),
             frames: Vec::new(),
+            live: 0,
             geo,
         };
         board.refresh_all();
@@ -406,7 +422,7 @@ impl Board {
         }
         // Nothing before this point can be undone: the log starts here.
         self.undo.clear();
-        self.frames.clear();
+        self.live = 0;
     }
 
     /// Per line, per side: the stone bits (cell `i` of the line at bit `i + OFFSET`).
@@ -709,14 +725,17 @@ impl Board {
 
     /// Places a stone of `side` on empty `cell`, updating everything incrementally.
     pub fn place(&mut self, cell: usize, side: usize) {
-        self.frames.push(Frame {
-            cell: cell as u16,
-            undo_start: self.undo.len() as u32,
-            level_count: self.level_count,
-            combo_count: self.combo_count,
-            pair_count: self.pair_count,
-            threats: self.threats,
-        });
+        if self.live == self.frames.len() {
+            self.frames.push(Frame::BLANK);
+        }
+        let frame = &mut self.frames[self.live];
+        frame.cell = cell as u16;
+        frame.undo_start = self.undo.len() as u32;
+        frame.level_count = self.level_count;
+        frame.combo_count = self.combo_count;
+        frame.pair_count = self.pair_count;
+        frame.threats = self.threats;
+        self.live += 1;
         let old = self.code[cell];
         if old != [0; 2] {
             self.undo.push(CodeChange {
@@ -746,15 +765,14 @@ impl Board {
         self.stone_hash ^= zobrist(side, cell);
         self.stones -= 1;
         self.bump_near(cell, false);
-        match self.frames.last() {
+        match self.live.checked_sub(1).map(|last| &self.frames[last]) {
             Some(frame) if frame.cell as usize == cell => {
                 self.level_count = frame.level_count;
                 self.combo_count = frame.combo_count;
                 self.pair_count = frame.pair_count;
                 self.threats = frame.threats;
                 let start = frame.undo_start as usize;
-                // Dropped in place: a frame is not copied out again.
-                self.frames.truncate(self.frames.len() - 1);
+                self.live -= 1;
                 self.undo_to(start);
             }
             // Not the last stone placed (a set-up stone, or a take-back out of order): the log
@@ -762,7 +780,7 @@ impl Board {
             _ => {
                 self.refresh_around(cell);
                 self.undo.clear();
-                self.frames.clear();
+                self.live = 0;
             }
         }
     }

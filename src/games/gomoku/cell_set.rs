@@ -16,6 +16,8 @@ pub struct CellSet {
 }
 
 impl CellSet {
+    pub const EMPTY: CellSet = CellSet { words: [0; WORDS] };
+
     #[inline]
     pub fn set(&mut self, cell: usize, member: bool) {
         let bit = 1u64 << (cell % 64);
