@@ -14,6 +14,30 @@ use std::sync::Arc;
 use super::board::{Board, Geometry, OFFSET, segments};
 use super::patterns::FIVE;
 
+/// Set bits of every mask of up to [`SMALL_SEGMENT`] bits, by mask.
+static SMALL_COUNTS: [u8; 1 << SMALL_SEGMENT] = {
+    let mut table = [0; 1 << SMALL_SEGMENT];
+    let mut mask = 0;
+    while mask < table.len() {
+        table[mask] = mask.count_ones() as u8;
+        mask += 1;
+    }
+    table
+};
+
+/// The widest segment (`2H + 1` cells) of a tabulated rule set ([`super::patterns`]).
+const SMALL_SEGMENT: u32 = 11;
+
+/// The stones in a segment mask: `count_ones` is a dozen instructions on the baseline x86-64
+/// target (no `popcnt`), so a tabulated rule set's segments are counted by a table.
+#[inline]
+fn stones_in(segment: u64) -> u32 {
+    match SMALL_COUNTS.get(segment as usize) {
+        Some(&count) => u32::from(count),
+        None => segment.count_ones(),
+    }
+}
+
 /// A copy of a board's line masks that stones are put on and taken off in place.
 pub struct LineStones {
     geo: Arc<Geometry>,
@@ -108,7 +132,7 @@ impl LineStones {
                 let p = lo + empty.trailing_zeros();
                 empty &= empty - 1;
                 // The centre is empty, so the window's own bits are its neighbours'.
-                if ((own >> (p + OFFSET - h)) as u64 & window).count_ones() >= min_own {
+                if stones_in(((own >> (p + OFFSET - h)) as u64) & window) >= min_own {
                     f(usize::from(cells[p as usize]), d);
                 }
             }
