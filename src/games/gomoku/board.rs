@@ -352,7 +352,9 @@ const NEAR_PADDING: usize = 8;
 /// line through both), so one entry a cell and a stone holds it.
 #[derive(Clone, Copy, Debug)]
 struct CodeChange {
-    cell: u16,
+    /// The cell, as wide as the codes together: an entry of eight bytes is logged in one
+    /// store, one of six took several.
+    cell: u32,
     codes: [u16; 2],
 }
 
@@ -497,7 +499,7 @@ impl Board {
         // the index again.
         self.code[cell] = new;
         self.undo.push(CodeChange {
-            cell: cell as u16,
+            cell: cell as u32,
             codes: old,
         });
         for side in 0..2 {
@@ -739,7 +741,7 @@ impl Board {
         let old = self.code[cell];
         if old != [0; 2] {
             self.undo.push(CodeChange {
-                cell: cell as u16,
+                cell: cell as u32,
                 codes: old,
             });
             self.code[cell] = [0; 2];
