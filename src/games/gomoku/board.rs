@@ -568,6 +568,11 @@ impl Board {
         let total = self.level_count[side][OPEN_FOUR as usize];
         let own = self.levels(cell, side);
         let mut stopped = own.iter().filter(|&&l| l == OPEN_FOUR).count() as u32;
+        // Each (cell, direction) pair below is one of the `total` open-four chances, a
+        // different one each time: once all are stopped, no other is left to find.
+        if stopped == total {
+            return true;
+        }
         let h = self.geo.patterns.h;
         for d in 0..4 {
             let (line, pos) = self.geo.line_of[cell][d];
@@ -595,9 +600,12 @@ impl Board {
                     return false;
                 }
                 stopped += 1;
+                if stopped == total {
+                    return true;
+                }
             }
         }
-        stopped == total
+        false
     }
 
     /// Puts a stone without touching patterns (shared by `place` and setup).
