@@ -1,9 +1,10 @@
 //! Fitting gomoku's evaluation to a strong engine's judgement, in two steps.
 //!
 //! `cargo run --release --example gomoku_eval_fit -- label GAMES.txt... --judge CMD [--ms 100]
-//!  [--every 3] [--offset 0] [--limit N] > LABELS.txt`
+//!  [--every 3] [--offset 0] [--until N] [--limit N] > LABELS.txt`
 //! samples positions from arena records (`kibitz arena --record`; every `--every`-th ply from
-//! `--offset` plies after the opening, each distinct position once) and asks a piskvork engine
+//! `--offset` plies after the opening to `--until` plies after it, each distinct position once)
+//! and asks a piskvork engine
 //! for its score of each (the side to move's view, from its `MESSAGE ... eval N` line, as
 //! `kibitz arena --judge` does). Positions the judge calls a mate, or does not score, are left out: forced wins belong
 //! to the threat search, not to the evaluation. Output lines:
@@ -129,6 +130,9 @@ struct LabelArgs {
     /// Most positions labelled.
     #[arg(long, default_value_t = usize::MAX)]
     limit: usize,
+    /// Plies after the opening to stop before (the first moves out of the opening only).
+    #[arg(long, default_value_t = usize::MAX)]
+    until: usize,
 }
 
 #[derive(clap::Args)]
@@ -236,7 +240,10 @@ fn label(args: &LabelArgs) -> anyhow::Result<()> {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
         for game in read_records(&text, SIZE)? {
             let moves = &game.stones;
-            for plies in (game.opening.len() + offset..moves.len()).step_by(every) {
+            let end = moves
+                .len()
+                .min(game.opening.len().saturating_add(args.until));
+            for plies in (game.opening.len() + offset..end).step_by(every) {
                 if labelled >= limit {
                     return Ok(());
                 }

@@ -543,7 +543,8 @@ impl Game for Gomoku {
     /// The linear evaluation of pattern, shape and level-pair counts ([`eval`]) plus threats.
     fn evaluate(&self) -> Score {
         let me = self.to_move.index();
-        let raw = eval::linear(&self.board, me, &eval::WEIGHTS) + self.threat_bonus();
+        let weights = eval::weights_for(self.board.stones);
+        let raw = eval::linear(&self.board, me, weights) + self.threat_bonus();
         raw.clamp(-(MATE_BOUND - 1), MATE_BOUND - 1)
     }
 
