@@ -4,10 +4,10 @@
 //!  [--every 3] [--offset 0] [--until N] [--limit N] > LABELS.txt`
 //! samples positions from arena records (`kibitz arena --record`; every `--every`-th ply from
 //! `--offset` plies after the opening to `--until` plies after it, each distinct position once)
-//! and asks a piskvork engine
-//! for its score of each (the side to move's view, from its `MESSAGE ... eval N` line, as
-//! `kibitz arena --judge` does). Positions the judge calls a mate, or does not score, are left out: forced wins belong
-//! to the threat search, not to the evaluation. Output lines:
+//! and asks a piskvork engine for its score of each (the side to move's view, from its
+//! `MESSAGE ... eval N` line, as `kibitz arena --judge` does). Positions the judge calls a mate,
+//! or does not score, are left out: forced wins belong to the threat search, not to the
+//! evaluation. Output lines:
 //! `score<TAB>x,y x,y ...<TAB>x,y` (the judge's score, the position, the judge's move).
 //!
 //! `cargo run --release --example gomoku_eval_fit -- outcomes GAMES.txt... [--every 1]

@@ -8,8 +8,8 @@
 //! moves out of the opening and the searches from them) have weights of their own. Mover and
 //! opponent have separate weights because tempo is most of gomoku: the same open three is a
 //! winning threat for the side to move and only a chore to answer for the other. [`features`]
-//! lays the counts out in the order of
-//! [`Weights::flat`], which is what `examples/gomoku_eval_fit.rs` fits.
+//! lays the counts out in the order of [`Weights::flat`], which is what
+//! `examples/gomoku_eval_fit.rs` fits.
 //!
 //! [`Gomoku::threat_bonus`]: super::Gomoku
 
