@@ -5,8 +5,9 @@ Each open position of tests/data/gomoku/yardstick-15x15.tsv (no forced win in it
 given to one fresh `kibitz pbrain` (an empty table) with `INFO timeout_turn MS`, and its log at
 `RUST_LOG=kibitz::gomoku::time=debug` read from stderr: when the root's threat searches, the
 main search and the whole turn ended (milliseconds from the start of `think`), each completed
-iteration's time, and why the iterations ended (`predicted`: the next was not predicted to end
-by the hard limit; `time`: one was cut short by it; `proven`: a decisive score). Also the
+iteration's time, and why the iterations ended (`time`: one was cut short by the hard limit;
+`proven`: a decisive score; `predicted`, in builds before 2026-12-06 night: the next was not
+predicted to end by the hard limit). Also the
 external time, from `DONE` to the move line.
 
 Printed: quartiles and maximum of each time, of the time thrown away in an iteration cut short,

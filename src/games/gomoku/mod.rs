@@ -658,8 +658,8 @@ impl BoardGame for Gomoku {
     /// 1. A five now: play it (proven, 1 ply).
     /// 2. A VCF (continuous fours) for the mover, then a VCT (fours and threes, capped at a
     ///    quarter of the budget): play its first move, proven, with the line's length.
-    /// 3. Iterative deepening with the shared table up to 85 % of what is left (an iteration
-    ///    starts only when predicted to end by then, the rest goes to step 4): on boards above
+    /// 3. Iterative deepening with the shared table up to 85 % of what is left (every
+    ///    iteration that can start does, the rest goes to step 4): on boards above
     ///    100 cells gomoku's own [`search::MainSearch`] (threats inside the tree, hard
     ///    pruning where the position is quiet), whose decisive scores are reported as proofs
     ///    only once the exact engine confirms them; on smaller boards the exact engine.

@@ -158,9 +158,6 @@ pub struct MainSearch<'t> {
     /// The first iteration's depth: 1 on the calling thread, 2 on a Lazy SMP helper (staggered
     /// depths make the threads fill the table with different subtrees).
     first_depth: u32,
-    /// When an iteration must be predicted to end for it to start (`None`: any iteration
-    /// starts while the limits allow). See [`MainSearch::run`].
-    pub finish_by: Option<Instant>,
     /// Where the nodes go, logged at debug level when the search ends (plain counters: they
     /// change nothing the search does).
     counts: NodeCounts,
@@ -219,13 +216,8 @@ pub fn run_main_search(
     table: &TranspositionTable,
     limits: &SearchLimits,
     helpers: usize,
-    finish_by: Option<Instant>,
 ) -> SearchReport {
-    let main = || {
-        let mut search = MainSearch::new(pos.clone(), table, limits.clone());
-        search.finish_by = finish_by;
-        search.run()
-    };
+    let main = || MainSearch::new(pos.clone(), table, limits.clone()).run();
     if helpers == 0 {
         return main();
     }
@@ -239,21 +231,6 @@ pub fn run_main_search(
         }
     };
     lazy_smp(limits, helpers, helper, main)
-}
-
-/// How many times the last completed iteration's time the next is taken to need at least,
-/// when deciding whether to start it. Measured on the yardstick's open positions at 200 ms a
-/// move: an iteration takes a median 2.2 times the one before, and less than 1.5 times in
-/// only a fifth of them; so an iteration that 1.5 times the last does not fit would most
-/// likely be cut short. The ratio of the last two iterations predicts worse (it swings with
-/// the move order: a new best move at the root costs a re-search).
-const NEXT_ITERATION_GROWTH: f64 = 1.5;
-
-/// The next iteration's least likely time, from the completed ones'.
-fn predicted_iteration(times: &[Duration]) -> Duration {
-    times
-        .last()
-        .map_or(Duration::ZERO, |t| t.mul_f64(NEXT_ITERATION_GROWTH))
 }
 
 impl<'t> MainSearch<'t> {
@@ -294,7 +271,6 @@ impl<'t> MainSearch<'t> {
             iteration_depth: 1,
             reductions,
             first_depth: 1,
-            finish_by: None,
             counts: NodeCounts::default(),
             incoming: KIND_QUIET * 6 + MOVE_ROOT,
             classify: tracing::enabled!(target: "kibitz::gomoku::search", tracing::Level::DEBUG),
@@ -337,10 +313,10 @@ impl<'t> MainSearch<'t> {
             .max_depth
             .unwrap_or(u32::MAX)
             .clamp(1, MAX_PLY as u32 / 2);
-        // Each completed iteration's time, for the prediction of the next one's.
+        // Each completed iteration's time, for the time log.
         let mut times: Vec<Duration> = Vec::new();
-        // Why the iterations ended, for the time log: "predicted" (the next was not predicted
-        // to end by `finish_by`) or the limit that cut one short.
+        // Why the iterations ended, for the time log: the limit that cut one short, or a
+        // decisive score.
         let mut ended = "depth";
         for depth in self.first_depth.min(max_depth)..=max_depth {
             if let Some(reason) = self.clock.start_iteration(depth, self.vcf.nodes()) {
@@ -383,18 +359,13 @@ impl<'t> MainSearch<'t> {
                 ended = "proven";
                 break;
             }
-            // An iteration predicted to end after `finish_by` is not started: cut short by the
-            // hard limit, its work would mostly be thrown away (a median 30 ms a move at 200
-            // ms when every iteration was started), while the time left goes to `think`'s
-            // defence check, the step that runs out of time when the chosen move is threatened.
-            if let Some(finish_by) = self.finish_by
-                && depth < max_depth
-                && Instant::now() + predicted_iteration(&times) > finish_by
-            {
-                report.stop_reason = StopReason::Time;
-                ended = "predicted";
-                break;
-            }
+            // Every iteration the limits allow is started, even one that will most likely be
+            // cut short by the hard limit: the moves it searches in full before the cut can
+            // still overturn the last best (`search_root`), and the first of them is the last
+            // best itself, searched a ply deeper. Not starting an iteration predicted (at 1.5
+            // times the last) to overrun, as from 2026-12-04 to 2026-12-06, left a median 35
+            // ms of a 175 ms turn unused and lost 58.5 % of 392 games of self-play to this
+            // (docs/journal/gomoku.md, "The turn's last iteration started again").
             // A single root move (a forced block) is searched on too: deeper iterations change
             // no move, but they are what finds the outcome behind it (a forced win or loss,
             // which the answer reports), and one move wide they are cheap. Stopping there
@@ -425,7 +396,6 @@ impl<'t> MainSearch<'t> {
                 ended,
                 elapsed_ms = ms(report.elapsed),
                 hard_ms = window(self.clock.limits().deadline.map(|d| d.0)),
-                finish_by_ms = window(self.finish_by),
                 iterations_ms = iterations.join("/"),
                 "main search time"
             );
@@ -1139,7 +1109,7 @@ mod tests {
             &[(3, 3), (3, 4), (3, 5), (3, 6)],
         );
         let table = TranspositionTable::with_megabytes(4);
-        let report = run_main_search(&p, &table, &SearchLimits::with_depth(4), 1, None);
+        let report = run_main_search(&p, &table, &SearchLimits::with_depth(4), 1);
         assert_eq!(report.best_move, Some(cell(&p, 3, 7)));
     }
 
@@ -1158,7 +1128,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(50));
             cancel.cancel();
         });
-        let report = run_main_search(&p, &table, &limits, 1, None);
+        let report = run_main_search(&p, &table, &limits, 1);
         canceller.join().expect("the canceller");
         assert!(p.is_legal(report.best_move.expect("a move")));
         assert_eq!(report.stop_reason, StopReason::Cancelled);

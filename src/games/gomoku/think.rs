@@ -18,10 +18,10 @@ use crate::engine::{RootFilter, SOLVED_WHATEVER_THE_CLOCK_PLIES, ThreatProof};
 const ROOT_VCT_NODES: u64 = 100_000;
 
 /// The main search's hard limit, in percent of the time left after the root's threat
-/// searches; the rest is kept for the defence check. 70 before 2026-12-04: the search then
-/// ended by the hard limit in nearly every move, and 85 completes the same depths (an
-/// iteration takes about 2.2 times the one before, so 20 % more time rarely completes one
-/// more) while the iterations it would not finish are no longer started.
+/// searches; the rest is kept for the defence check. 70 before 2026-12-04; 85 completes the
+/// same depths (an iteration takes about 2 times the one before, so 20 % more time rarely
+/// completes one more), and what it buys is the part of a last iteration that ends before the
+/// limit.
 const MAIN_SEARCH_PERCENT: u32 = 85;
 
 impl Gomoku {
@@ -108,30 +108,25 @@ impl Gomoku {
             vct_nodes = threats.nodes();
         }
         // Step 3. The engine, with a hard limit at 85 % of the time left (and all but an
-        // eighth of the nodes); it starts an iteration only when that is predicted to end by
-        // the hard limit (`finish_by`, see `MainSearch::run`), so the time an iteration could
-        // not use goes to step 4. A clean check takes a few milliseconds, but when the chosen
-        // move is threatened it takes 20-80 ms (each alternative 2,000 to 25,000 threat
-        // nodes). At 200 ms a turn the old fixed split (70 % for the search, 30 % kept back)
-        // used a median 131 ms of the 175 ms pbrain gives, the search cut short mid-iteration
-        // in 141 of the yardstick's 160 open positions, a median 30 ms of its work thrown away
-        // (docs/journal/gomoku.md, "Where a 200 ms turn goes").
+        // eighth of the nodes), the rest kept for step 4: a clean check takes a few
+        // milliseconds, but when the chosen move is threatened it takes 20-80 ms (each
+        // alternative 2,000 to 25,000 threat nodes). The search starts every iteration the
+        // hard limit allows and keeps what a cut one proved (see `MainSearch::run`;
+        // docs/journal/gomoku.md, "Where a 200 ms turn goes" and "The turn's last iteration
+        // started again").
         let threat_nodes = solver.nodes() + vct_nodes;
         let mut engine_limits = limits.clone();
         engine_limits.max_nodes = limits
             .max_nodes
             .map(|n| n.saturating_sub(threat_nodes + n / 8).max(1));
         let threats_end = Instant::now();
-        let mut finish_by = None;
         if let Some(d) = deadline {
             let remaining = d.saturating_duration_since(threats_end);
             let hard = threats_end + remaining * MAIN_SEARCH_PERCENT / 100;
             engine_limits.deadline = Some(crate::engine::Deadline(hard));
-            finish_by = Some(hard);
         }
         let mut report = if self.board.cells.len() > search::MAIN_SEARCH_MIN_CELLS {
-            let mut report =
-                search::run_main_search(self, table, &engine_limits, helpers, finish_by);
+            let mut report = search::run_main_search(self, table, &engine_limits, helpers);
             // The threat search prunes, so it may miss the move that refutes a "forced" line:
             // its decisive scores are strong hints, not proofs, until the exact search
             // confirms them.
