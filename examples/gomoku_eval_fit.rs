@@ -18,14 +18,17 @@
 //! builds of kibitz (the result then says more of the position than of the players); `fit`
 //! reads the output as any labels file, so the weights are fitted to predict results.
 //!
-//! `cargo run --release --example gomoku_eval_fit -- fit LABELS.txt [--holdout 5]
-//!  [--scale 200] [--l2 0.0001] [--transfer OTHER_LABELS.txt] [--quiet]`
+//! `cargo run --release --example gomoku_eval_fit -- fit LABELS.txt... [--holdout 5]
+//!  [--scale 200] [--l2 0.0001] [--transfer OTHER_LABELS.txt] [--quiet] [--min-stones N]
+//!  [--max-stones N]`
 //! fits the evaluation's weights ([`kibitz::games::gomoku::eval`]) by least squares in
 //! win-probability space: minimise the mean of (sigmoid(w.x / scale) - sigmoid(label / scale))^2
 //! over the features x of each position, with every `--holdout`-th position kept out to report
 //! the fit's error beside that of the weights in use, and, with `--transfer`, both errors on
 //! positions of games from other openings (none of them fitted). Prints the weights as Rust.
-//! `--quiet` keeps only the positions without a four or an open three on the board.
+//! `--quiet` keeps only the positions without a four or an open three on the board;
+//! `--min-stones` and `--max-stones` the positions of one set of weights (each file's every
+//! `--holdout`-th line is still counted among all its lines).
 //!
 //! `cargo run --release --example gomoku_eval_fit -- windows LABELS.txt... [--features
 //!  eval|windows|both] [--l2 0.001] [--holdout 5] [--fold 0] [--max-train N] [--steps 1000]
@@ -170,6 +173,12 @@ struct FitArgs {
     /// search leaves to the evaluation alone.
     #[arg(long)]
     quiet: bool,
+    /// Only positions with at least this many stones, and fewer than `--max-stones` (the
+    /// evaluation has a set of weights for each side of `eval::EARLY_STONES`).
+    #[arg(long, default_value_t = 0)]
+    min_stones: u32,
+    #[arg(long, default_value_t = u32::MAX)]
+    max_stones: u32,
 }
 
 #[derive(clap::Args)]
@@ -380,7 +389,11 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
             position,
         } in read_labels(&file)?
         {
-            if score.abs() > max_label || (quiet_only && !is_quiet(&position)) {
+            let stones = position.board().stones;
+            if score.abs() > max_label
+                || (quiet_only && !is_quiet(&position))
+                || !(args.min_stones..args.max_stones).contains(&stones)
+            {
                 continue;
             }
             let x = features(&position);
