@@ -364,8 +364,9 @@ impl<'t> MainSearch<'t> {
             // still overturn the last best (`search_root`), and the first of them is the last
             // best itself, searched a ply deeper. Not starting an iteration predicted (at 1.5
             // times the last) to overrun, as from 2026-12-04 to 2026-12-06, left a median 35
-            // ms of a 175 ms turn unused and lost 58.5 % of 392 games of self-play to this
-            // (docs/journal/gomoku.md, "The turn's last iteration started again").
+            // ms of a 175 ms turn unused and scored 41.5 % of 392 games of self-play against
+            // starting every one (docs/journal/gomoku.md, "The turn's last iteration started
+            // again").
             // A single root move (a forced block) is searched on too: deeper iterations change
             // no move, but they are what finds the outcome behind it (a forced win or loss,
             // which the answer reports), and one move wide they are cheap. Stopping there
