@@ -55,14 +55,23 @@
 //! of the positions both label (the same games labelled at two budgets, or twice at one, show
 //! how noisy the labels themselves are: the floor no evaluation fit can go below).
 //!
-//! Kept: `label` and `fit` make and refit the shipped weights, `windows` reproduces the
-//! figures on line windows, `blame` and `compare` reproduce the figures on where games are lost
-//! and how noisy labels are. Two finished experiments were removed once their findings were
-//! recorded in the benchmark figures: `order` (a move order fitted to the judge's moves by
-//! softmax regression: it ranked Rapfi's move better and played no better, so the engine keeps
-//! its hand-set order) and `fit --features cells|both|space` (richer evaluations: per-cell
-//! multisets of line levels, both sets, each line's free room; none beat the engine's own
-//! features on unseen openings). Their code is in the git history (`git log --
+//! `cargo run --release --example gomoku_eval_fit -- order LABELS.txt... [--holdout 5]
+//!  [--l2 0.001] [--steps 600]`
+//! fits the move order ([`kibitz::games::gomoku::move_order`]) to the judge's moves by softmax
+//! regression over the moves the search would consider, from the hand-set strength, at the
+//! temperature that suits the hand-set weights best, and prints how often each ranks the
+//! judge's move first and among the first 3, 8 and 12 on the held-out positions, then the
+//! fitted weights as Rust.
+//!
+//! Kept: `label` and `fit` make and refit the shipped weights, `order` the move order,
+//! `windows` reproduces the figures on line windows, `blame` and `compare` reproduce the
+//! figures on where games are lost and how noisy labels are. Two finished experiments were
+//! removed once their findings were recorded in the benchmark figures: an older `order`
+//! (2026-12-01: a move order fitted to the judge's moves in quiet positions, for the search of
+//! then, played no better; the one above, for today's search, plays better) and `fit
+//! --features cells|both|space` (richer evaluations: per-cell multisets of line levels, both
+//! sets, each line's free room; none beat the engine's own features on unseen openings).
+//! Their code is in the git history (`git log --
 //! examples/gomoku_eval_fit.rs`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -71,8 +80,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use kibitz::engine::{Game, Status};
-use kibitz::games::gomoku::board::{Board, DIRECTIONS};
+use kibitz::games::gomoku::board::{self, Board, DIRECTIONS};
 use kibitz::games::gomoku::eval;
+use kibitz::games::gomoku::move_order;
 use kibitz::games::gomoku::patterns::{FIVE, OPEN_FOUR};
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
 use kibitz::tools::arena::external::ExternalEngine;
@@ -103,6 +113,8 @@ enum Command {
     Windows(WindowsArgs),
     /// Says where kibitz's games went wrong by the judge's scores.
     Blame { games: String, labels: String },
+    /// Fits the move order's weights (`gomoku::move_order`) to the judge's moves.
+    Order(OrderArgs),
     /// The mean squared difference in win probability of two label files' common positions.
     Compare {
         first: String,
@@ -179,6 +191,20 @@ struct FitArgs {
     min_stones: u32,
     #[arg(long, default_value_t = u32::MAX)]
     max_stones: u32,
+}
+
+#[derive(clap::Args)]
+struct OrderArgs {
+    #[arg(required = true)]
+    labels: Vec<String>,
+    /// Every this many positions are held out of the fit.
+    #[arg(long, default_value_t = 5)]
+    holdout: usize,
+    /// Pull of each weight towards the hand-set one (per squared unit of log-odds).
+    #[arg(long, default_value_t = 1e-3)]
+    l2: f64,
+    #[arg(long, default_value_t = 600)]
+    steps: i32,
 }
 
 #[derive(clap::Args)]
@@ -498,6 +524,207 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
         );
     }
     println!("{}", eval::describe(&weights));
+    Ok(())
+}
+
+/// The hand-set strength's weights (the fit's starting point) in one vector, in the order of
+/// [`order_features`]: the mover's level weights, its shape weights, then the opponent's (the
+/// defence's).
+fn order_weights() -> Vec<f64> {
+    [
+        &move_order::STRENGTH_ATTACK[..],
+        &move_order::STRENGTH_SHAPE_ATTACK[..],
+        &move_order::STRENGTH_DEFENCE[..],
+        &move_order::STRENGTH_SHAPE_DEFENCE[..],
+    ]
+    .concat()
+    .into_iter()
+    .map(f64::from)
+    .collect()
+}
+
+/// Which of [`order_weights`] the fit moves: the levels from two to four and the shapes but
+/// the double four; none, open four, five and the double four are wins or nothing, kept.
+fn order_free(j: usize) -> bool {
+    let (part, i) = (j / 8, j % 8);
+    if part % 2 == 0 {
+        (1..=5).contains(&i)
+    } else {
+        i != 0 && i != board::DOUBLE_FOUR
+    }
+}
+
+/// The move order's features of `cell` for `mover`: per side, the count of each level over
+/// the four directions and the shape class, as [`order_weights`] reads them.
+fn order_features(board: &Board, cell: usize, mover: usize) -> [f64; 32] {
+    let mut x = [0.0; 32];
+    for (part, side) in [mover, 1 - mover].into_iter().enumerate() {
+        for level in board.levels(cell, side) {
+            x[16 * part + usize::from(level)] += 1.0;
+        }
+        x[16 * part + 8 + usize::from(board.shape(cell, side))] += 1.0;
+    }
+    x
+}
+
+/// One position for `order`: the features of each move the search would order, which of them
+/// the judge played, and the position's stones.
+struct OrderChoice {
+    moves: Vec<[f64; 32]>,
+    chosen: usize,
+    stones: u32,
+}
+
+/// Minus the log-probability of the judge's move when moves are drawn with probabilities
+/// proportional to exp(hint / temperature), with its gradient added to `grad` if given.
+fn order_loss(w: &[f64], temperature: f64, c: &OrderChoice, grad: Option<&mut [f64]>) -> f64 {
+    let z: Vec<f64> = c
+        .moves
+        .iter()
+        .map(|x| x.iter().zip(w).map(|(a, b)| a * b).sum::<f64>() / temperature)
+        .collect();
+    let top = z.iter().cloned().fold(f64::MIN, f64::max);
+    let e: Vec<f64> = z.iter().map(|v| (v - top).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    if let Some(grad) = grad {
+        for (k, x) in c.moves.iter().enumerate() {
+            let p = e[k] / sum - f64::from(u8::from(k == c.chosen));
+            for (g, a) in grad.iter_mut().zip(x) {
+                *g += p * a / temperature;
+            }
+        }
+    }
+    -(z[c.chosen] - top - sum.ln())
+}
+
+/// The judge's move's rank among the moves ordered by `w` (ties count against it).
+fn order_rank(w: &[f64], c: &OrderChoice) -> usize {
+    let hint = |x: &[f64; 32]| x.iter().zip(w).map(|(a, b)| a * b).sum::<f64>();
+    let chosen = hint(&c.moves[c.chosen]);
+    c.moves
+        .iter()
+        .enumerate()
+        .filter(|&(k, x)| k != c.chosen && hint(x) >= chosen)
+        .count()
+}
+
+/// Fits the move order's hand-set weights to the judge's moves by softmax regression, at the
+/// temperature that suits the hand-set ones best (so the fitted hints keep their scale: the
+/// search reads a hint of 150 as a strong shape), and prints both orders' ranks of the judge's
+/// move on the held-out positions.
+fn order(args: &OrderArgs) -> anyhow::Result<()> {
+    let (mut train, mut test) = (Vec::new(), Vec::new());
+    for file in &args.labels {
+        for (line, (_, moves, chosen)) in label_lines(file)?.into_iter().enumerate() {
+            let mut position = Gomoku::new(SIZE, SIZE, GomokuRules::default())?;
+            play_moves(&mut position, &parse_moves(&moves, SIZE)?)?;
+            let Some(&(x, y)) = parse_moves(chosen.as_deref().unwrap_or(""), SIZE)?.first() else {
+                continue;
+            };
+            let mut candidates = Vec::new();
+            position.search_moves(&mut candidates);
+            let Some(chosen) = candidates.iter().position(|m| m.index() == y * SIZE + x) else {
+                continue;
+            };
+            if candidates.len() < 2 {
+                continue;
+            }
+            let (board, mover) = (position.board(), position.side_to_move().index());
+            let choice = OrderChoice {
+                moves: candidates
+                    .iter()
+                    .map(|m| order_features(board, m.index(), mover))
+                    .collect(),
+                chosen,
+                stones: board.stones,
+            };
+            if line % args.holdout == 0 {
+                test.push(choice);
+            } else {
+                train.push(choice);
+            }
+        }
+    }
+    if train.is_empty() {
+        bail!("no labelled positions with a judge's move among the search's moves");
+    }
+    let hand = order_weights();
+    let mean_loss = |w: &[f64], t: f64, data: &[OrderChoice]| {
+        data.iter().map(|c| order_loss(w, t, c, None)).sum::<f64>() / data.len().max(1) as f64
+    };
+    let temperature = [
+        10.0, 20.0, 40.0, 80.0, 120.0, 160.0, 240.0, 320.0, 480.0, 640.0, 960.0, 1280.0,
+    ]
+    .into_iter()
+    .min_by(|&a, &b| mean_loss(&hand, a, &train).total_cmp(&mean_loss(&hand, b, &train)))
+    .unwrap_or(40.0);
+    let mut w = hand.clone();
+    let mut adam = Adam::new(2.0, w.len());
+    for step in 1..=args.steps {
+        let mut grad = vec![0.0; w.len()];
+        for c in &train {
+            order_loss(&w, temperature, c, Some(&mut grad));
+        }
+        for (j, g) in grad.iter_mut().enumerate() {
+            *g = if order_free(j) {
+                *g / train.len() as f64
+                    + 2.0 * args.l2 * (w[j] - hand[j]) / (temperature * temperature)
+            } else {
+                0.0
+            };
+        }
+        adam.step(&mut w, &grad, 0.0);
+        if step % 100 == 0 {
+            eprintln!(
+                "step {step}: train {:.4} test {:.4}",
+                mean_loss(&w, temperature, &train),
+                mean_loss(&w, temperature, &test)
+            );
+        }
+    }
+    let fitted: Vec<f64> = w.iter().map(|v| v.round()).collect();
+    println!(
+        "positions: {} train, {} held out; temperature {temperature}; held-out loss: hand-set {:.4}, fitted {:.4}",
+        train.len(),
+        test.len(),
+        mean_loss(&hand, temperature, &test),
+        mean_loss(&fitted, temperature, &test)
+    );
+    for (name, lo, hi) in [
+        ("all", 0, u32::MAX),
+        ("under 15 stones", 0, 15),
+        ("15 to 23", 15, 24),
+        ("24 or more", 24, u32::MAX),
+    ] {
+        let part: Vec<&OrderChoice> = test
+            .iter()
+            .filter(|c| (lo..hi).contains(&c.stones))
+            .collect();
+        for (label, weights) in [("hand-set", &hand), ("fitted", &fitted)] {
+            let ranks: Vec<usize> = part.iter().map(|c| order_rank(weights, c)).collect();
+            let share = |k: usize| {
+                100.0 * ranks.iter().filter(|&&r| r < k).count() as f64 / ranks.len().max(1) as f64
+            };
+            println!(
+                "{name:>16} ({:>5}) {label:>8}: the judge's move first {:.1} %, top 3 {:.1} %, top 8 {:.1} %, top 12 {:.1} %",
+                part.len(),
+                share(1),
+                share(3),
+                share(8),
+                share(12)
+            );
+        }
+    }
+    let names = [
+        "ORDER_ATTACK",
+        "ORDER_SHAPE_ATTACK",
+        "ORDER_DEFENCE",
+        "ORDER_SHAPE_DEFENCE",
+    ];
+    for (name, part) in names.iter().zip(fitted.chunks(8)) {
+        let values: Vec<String> = part.iter().map(|v| format!("{}", *v as i64)).collect();
+        println!("{name}: [{}]", values.join(", "));
+    }
     Ok(())
 }
 
@@ -846,6 +1073,7 @@ fn main() -> anyhow::Result<()> {
         Command::Outcomes(args) => outcomes(&args),
         Command::Fit(args) => fit(&args),
         Command::Windows(args) => windows(&args),
+        Command::Order(args) => order(&args),
         Command::Blame { games, labels } => blame(&games, &labels),
         Command::Compare {
             first,

@@ -49,6 +49,7 @@ mod gomoku_arena;
 mod gomoku_defence;
 mod gomoku_evaluation;
 mod gomoku_limits;
+mod gomoku_move_order;
 mod gomoku_pbrain;
 mod gomoku_renju;
 mod gomoku_rules;

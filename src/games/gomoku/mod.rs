@@ -2,9 +2,9 @@
 //!
 //! The position ([`Gomoku`]) wraps an incremental [`board::Board`] whose line patterns drive
 //! everything: the evaluation (a linear function of pattern, cell-shape and level-pair
-//! counts), the win test (a cell whose pattern is a five), move ordering (threats made and
-//! blocked), the threat rules that prune the moves worth searching, and the horizon extension
-//! of forced answers.
+//! counts), the win test (a cell whose pattern is a five), move ordering (what a stone would
+//! make and block, [`move_order`]), the threat rules that prune the moves worth searching, and
+//! the horizon extension of forced answers.
 //! `Gomoku::think` (`think.rs`) runs the threat searches ([`vcf`], [`vct`]) first, then on big
 //! boards gomoku's own alpha-beta ([`search`]: threats inside the tree, hard pruning where the
 //! position is quiet) and on small ones the exact generic engine, then checks the chosen move
@@ -23,6 +23,7 @@
 //! - [`renju`]: renju's forbidden points for black (exact, recursive).
 //! - [`wincheck`]: the static win test (won and lost shapes from the counts alone).
 //! - [`labels`]: what a move makes and blocks, in a teacher's words (five, open four, ...).
+//! - [`move_order`]: the move order's hints, fitted to Rapfi's moves, and the shapes' strength.
 
 pub mod board;
 pub mod cell_set;
@@ -30,6 +31,7 @@ mod defence;
 pub mod eval;
 pub mod labels;
 mod line_stones;
+pub mod move_order;
 pub mod patterns;
 pub mod renju;
 pub mod search;
@@ -49,7 +51,7 @@ use crate::engine::{
 };
 
 use super::{BoardGame, Cell, Grid, PositionError, Stone};
-use board::{Board, COMBO_CLASSES, Geometry, SIDE_KEY};
+use board::{Board, Geometry, SIDE_KEY};
 use patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
 
 /// Smallest and largest board side.
@@ -140,39 +142,6 @@ impl fmt::Debug for Gomoku {
     }
 }
 
-/// Ordering weights of a cell by the best pattern it makes for the mover (attack) and for the
-/// opponent (defence, i.e. what playing there blocks).
-const ATTACK: [i32; 8] = [0, 2, 6, 10, 40, 60, 2_000, 100_000];
-const DEFENCE: [i32; 8] = [0, 1, 4, 6, 30, 40, 800, 50_000];
-/// Ordering weights of a cell by the shape class (`board::DOUBLE_THREE` ... `DOUBLE_TWO`) it
-/// makes for the mover and for the opponent.
-const SHAPE_ATTACK: [i32; COMBO_CLASSES] = [0, 500, 1_200, 1_500, 80, 120, 20, 20];
-const SHAPE_DEFENCE: [i32; COMBO_CLASSES] = [0, 350, 900, 1_000, 50, 80, 10, 10];
-
-/// Per cell code (one side's four levels, three bits each): its ordering weights summed over
-/// the four directions and its shape, as the mover's (attack) and as the opponent's (defence).
-/// Shapes across lines (double threats first) outrank single-line ones; taking the cell of the
-/// opponent's double threat comes just after making one of our own. A move's hint is two
-/// lookups instead of ten (it is asked of every move at every node).
-static CODE_HINTS: [[i32; 2]; 1 << 12] = {
-    let mut table = [[0; 2]; 1 << 12];
-    let mut code = 0;
-    while code < table.len() {
-        let shape = board::shape_of(code) as usize;
-        let (mut attack, mut defence) = (SHAPE_ATTACK[shape], SHAPE_DEFENCE[shape]);
-        let mut d = 0;
-        while d < 4 {
-            let level = board::level_in(code as u16, d) as usize;
-            attack += ATTACK[level];
-            defence += DEFENCE[level];
-            d += 1;
-        }
-        table[code] = [attack, defence];
-        code += 1;
-    }
-    table
-};
-
 impl Gomoku {
     /// The empty board of `rows` x `cols` under `rules`, X to move.
     pub fn new(rows: usize, cols: usize, rules: GomokuRules) -> Result<Self, PositionError> {
@@ -241,6 +210,15 @@ impl Gomoku {
 
     pub fn board(&self) -> &Board {
         &self.board
+    }
+
+    /// The hand-set strength of `mv`'s shapes for the side to move ([`move_order::strength`]):
+    /// what the main search's reductions and futility read, where the order's hint is what
+    /// ranks the moves.
+    pub fn shape_strength(&self, mv: Move) -> i32 {
+        let cell = mv.index();
+        let me = self.to_move.index();
+        move_order::strength(self.board.code(cell, me), self.board.code(cell, 1 - me))
     }
 
     /// The static evaluation recomputed from the stones alone (for checking the incremental one).
@@ -584,12 +562,11 @@ impl Game for Gomoku {
         !self.five_made && opp[FIVE as usize] > 0
     }
 
+    /// The fitted order's hint ([`move_order::order`]).
     fn move_order_hint(&self, mv: Move) -> i32 {
         let cell = mv.index();
         let me = self.to_move.index();
-        let (mine, theirs) = (self.board.code(cell, me), self.board.code(cell, 1 - me));
-        // Codes have twelve bits: the mask only spares the index check.
-        CODE_HINTS[usize::from(mine) & 0xfff][0] + CODE_HINTS[usize::from(theirs) & 0xfff][1]
+        move_order::order(self.board.code(cell, me), self.board.code(cell, 1 - me))
     }
 }
 

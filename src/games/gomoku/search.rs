@@ -29,13 +29,14 @@
 //!   guess the measurements fit, not a proof): the first threat of an attack is a guess like
 //!   any move, its follow-ups are what finds the win. Rapfi too reduces a continued attack
 //!   less (`CONTINUOUS_ATTACK_EXT` in its search).
-//! - **Late-move reductions in fractions of a ply, driven by the move's ordering score** (the
-//!   "policy": the cell's pattern codes for both sides, [`Gomoku::move_order_hint`]): depth
-//!   counts quarter plies ([`PLY`]); the lower a move ranks and the deeper the node, the
-//!   shallower it is searched first; a reduced move that beats alpha is searched again in
-//!   full. At a node facing an open three every move after the first is reduced the same way:
-//!   there the moves are the three's exact defence cells and the mover's own fours, none of
-//!   them pruned.
+//! - **Late-move reductions in fractions of a ply, driven by the move's rank** (the "policy":
+//!   the cell's pattern codes for both sides, [`Gomoku::move_order_hint`], fitted to Rapfi's
+//!   moves, ranks them; a strong shape by the hand-set [`Gomoku::shape_strength`] is reduced
+//!   a ply less): depth counts quarter plies ([`PLY`]); the lower a move ranks and the deeper
+//!   the node, the shallower it is searched first; a reduced move that beats alpha is searched
+//!   again in full. At a node facing an open three every move after the first is reduced the
+//!   same way: there the moves are the three's exact defence cells and the mover's own fours,
+//!   none of them pruned.
 //!
 //! - **A second core** ([`run_main_search`]): helper threads run the same search, the
 //!   first iteration one ply deeper, and share only the table (Lazy SMP).
@@ -47,6 +48,7 @@
 use std::time::{Duration, Instant};
 
 use super::Gomoku;
+use super::move_order;
 use super::patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
 use super::vcf::{MAX_FOURS, VcfLimits, VcfSolver};
 use super::wincheck::Verdict;
@@ -104,13 +106,15 @@ const LATE_MOVES: [usize; 4] = [WIDTH, 5, 8, 11];
 const EXTENSION_PLIES: usize = 24;
 
 /// What a killer (a move that cut off at a sibling node) adds to its ordering score: a four's
-/// weight in one line, so a killer ranks among the single threes and fours: above quiet
-/// moves, below a double threat, an open four or the block of one. Ranked above every score,
-/// killers were the first move at most quiet cut-nodes and failed there almost half the time;
-/// ranked this way, depth 12 on the refutation set takes a third fewer nodes and sees as
-/// many forced losses (the gomoku journal, "Killers ranked by the ordering score"). Its value
-/// matters little: 20 and none at all cost within 4 % of the same nodes.
-const KILLER_BONUS: i32 = 60;
+/// weight in one line (the fitted order's, [`move_order::ORDER_ATTACK`]), so a killer ranks
+/// among the single threes and fours: above quiet moves, below most double threats, an open
+/// four or the block of one. Ranked above every score, killers were the first move at most
+/// quiet cut-nodes and failed there almost half the time; ranked this way, depth 12 on the
+/// refutation set takes a third fewer nodes and sees as many forced losses (the gomoku
+/// journal, "Killers ranked by the ordering score"). Its value matters little: 20 and none at
+/// all cost within 4 % of the same nodes (on the hand-set order's scale, where a four's line
+/// weighed 60).
+const KILLER_BONUS: i32 = move_order::ORDER_ATTACK[FOUR as usize];
 
 /// Depth is counted in quarter plies: a late move's reduction is a fraction of a ply (the
 /// logarithmic formula's value, not its whole part), and an iteration is still one whole ply.
@@ -139,7 +143,7 @@ pub struct MainSearch<'t> {
     ordering: MoveOrdering,
     vcf: VcfSolver,
     vcf_limits: VcfLimits,
-    /// Per ply: the moves and their ordering keys.
+    /// Per ply: the moves, their ordering keys and their strength ([`Gomoku::shape_strength`]).
     moves: Vec<Vec<Move>>,
     keys: Vec<Vec<i64>>,
     hints: Vec<Vec<i32>>,
@@ -659,14 +663,15 @@ impl<'t> MainSearch<'t> {
         self.pos.search_moves(&mut moves);
         let side = self.pos.side_to_move();
         for &mv in &moves {
-            let hint = self.pos.move_order_hint(mv);
-            hints.push(hint);
+            // The fitted order ranks the moves; the hand-set strength is what the reductions
+            // and futility below read (their thresholds are on its scale).
+            hints.push(self.pos.shape_strength(mv));
             keys.push(self.ordering.key_with_killer_bonus(
                 mv,
                 table_move,
                 ply,
                 side,
-                hint,
+                self.pos.move_order_hint(mv),
                 KILLER_BONUS,
             ));
         }
@@ -748,7 +753,7 @@ impl<'t> MainSearch<'t> {
                 let row = &self.reductions[(depth / PLY).min(MAX_PLY as i32 - 1) as usize];
                 let mut r = i32::from(row[searched.min(63)]);
                 r += PLY * i32::from(!pv_node);
-                // The ordering score as a policy: strong shapes are reduced less.
+                // Strong shapes (by the hand-set strength) are reduced less.
                 if hints[i] >= 150 {
                     r -= PLY;
                 }
