@@ -609,9 +609,8 @@ fn order_rank(w: &[f64], c: &OrderChoice) -> usize {
 }
 
 /// Fits the move order's hand-set weights to the judge's moves by softmax regression, at the
-/// temperature that suits the hand-set ones best (so the fitted hints keep their scale: the
-/// search reads a hint of 150 as a strong shape), and prints both orders' ranks of the judge's
-/// move on the held-out positions.
+/// temperature that suits the hand-set ones best (so the fitted hints stay on a scale near
+/// theirs), and prints both orders' ranks of the judge's move on the held-out positions.
 fn order(args: &OrderArgs) -> anyhow::Result<()> {
     let (mut train, mut test) = (Vec::new(), Vec::new());
     for file in &args.labels {

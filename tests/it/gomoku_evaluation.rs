@@ -9,13 +9,14 @@ use kibitz::engine::Game;
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
 use kibitz::tools::arena::{parse_moves, play_moves};
 
-const LABELS: &str = include_str!("../data/gomoku/rapfi-labels-15x15.txt");
-const EARLY_LABELS: &str = include_str!("../data/gomoku/rapfi-labels-early-15x15.txt");
-const LATE_LABELS: &str = include_str!("../data/gomoku/rapfi-labels-late-15x15.txt");
+pub(crate) const LABELS: &str = include_str!("../data/gomoku/rapfi-labels-15x15.txt");
+pub(crate) const EARLY_LABELS: &str = include_str!("../data/gomoku/rapfi-labels-early-15x15.txt");
+pub(crate) const LATE_LABELS: &str = include_str!("../data/gomoku/rapfi-labels-late-15x15.txt");
 
-/// The held-out labelled positions of `labels`: (judge's score, position). `#` lines are the
-/// file's description, not counted (as the fit does not count them).
-fn held_out(labels: &str) -> Vec<(f64, Gomoku)> {
+/// The held-out labelled positions of `labels`: (judge's score, position, judge's move as
+/// (column, row)). `#` lines are the file's description, not counted (as the fits do not count
+/// them).
+pub(crate) fn held_out(labels: &str) -> Vec<(f64, Gomoku, (usize, usize))> {
     labels
         .lines()
         .filter(|line| !line.starts_with('#'))
@@ -23,12 +24,13 @@ fn held_out(labels: &str) -> Vec<(f64, Gomoku)> {
         .filter(|(n, _)| n % 5 == 0)
         .filter_map(|(_, line)| {
             let fields: Vec<&str> = line.split('\t').collect();
-            let [score, moves, _chosen] = fields[..] else {
+            let [score, moves, chosen] = fields[..] else {
                 return None;
             };
             let mut position = Gomoku::new(15, 15, GomokuRules::default()).unwrap();
             play_moves(&mut position, &parse_moves(moves, 15).unwrap()).unwrap();
-            Some((score.parse().unwrap(), position))
+            let chosen = parse_moves(chosen, 15).unwrap()[0];
+            Some((score.parse().unwrap(), position, chosen))
         })
         .collect()
 }
@@ -42,8 +44,8 @@ fn win_probability(score: f64) -> f64 {
 fn errors(labels: &str) -> (usize, f64, f64) {
     let data: Vec<(f64, f64)> = held_out(labels)
         .into_iter()
-        .filter(|(score, _)| score.abs() <= 3000.0)
-        .map(|(score, p)| (win_probability(score), win_probability(p.evaluate() as f64)))
+        .filter(|(score, _, _)| score.abs() <= 3000.0)
+        .map(|(score, p, _)| (win_probability(score), win_probability(p.evaluate() as f64)))
         .collect();
     let mean = data.iter().map(|(y, _)| y).sum::<f64>() / data.len() as f64;
     let constant = data.iter().map(|(y, _)| (y - mean).powi(2)).sum::<f64>();

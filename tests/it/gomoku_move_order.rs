@@ -4,31 +4,16 @@
 //! the hand-set strength it started from (`gomoku::move_order`).
 
 use kibitz::engine::{Game, Move};
-use kibitz::games::gomoku::{Gomoku, GomokuRules};
-use kibitz::tools::arena::{parse_moves, play_moves};
+use kibitz::games::gomoku::Gomoku;
 
-const FILES: [&str; 3] = [
-    include_str!("../data/gomoku/rapfi-labels-early-15x15.txt"),
-    include_str!("../data/gomoku/rapfi-labels-15x15.txt"),
-    include_str!("../data/gomoku/rapfi-labels-late-15x15.txt"),
-];
+use super::gomoku_evaluation::{EARLY_LABELS, LABELS, LATE_LABELS, held_out};
 
 /// The held-out positions of `labels` whose judge's move is among the search's moves (two or
 /// more): the position, its moves and the judge's move among them.
 fn held_out_choices(labels: &str) -> Vec<(Gomoku, Vec<Move>, Move)> {
-    labels
-        .lines()
-        .filter(|line| !line.starts_with('#'))
-        .enumerate()
-        .filter(|(n, _)| n % 5 == 0)
-        .filter_map(|(_, line)| {
-            let fields: Vec<&str> = line.split('\t').collect();
-            let [_score, moves, chosen] = fields[..] else {
-                return None;
-            };
-            let mut position = Gomoku::new(15, 15, GomokuRules::default()).unwrap();
-            play_moves(&mut position, &parse_moves(moves, 15).unwrap()).unwrap();
-            let (x, y) = parse_moves(chosen, 15).unwrap()[0];
+    held_out(labels)
+        .into_iter()
+        .filter_map(|(_, position, (x, y))| {
             let mut candidates = Vec::new();
             position.search_moves(&mut candidates);
             let chosen = *candidates.iter().find(|m| m.index() == y * 15 + x)?;
@@ -45,7 +30,10 @@ fn ranked_first(moves: &[Move], chosen: Move, hint: impl Fn(Move) -> i32) -> boo
 
 #[test]
 fn the_fitted_order_ranks_rapfi_s_move_first_more_often_than_the_hand_set_strength() {
-    let choices: Vec<_> = FILES.iter().flat_map(|f| held_out_choices(f)).collect();
+    let choices: Vec<_> = [EARLY_LABELS, LABELS, LATE_LABELS]
+        .iter()
+        .flat_map(|f| held_out_choices(f))
+        .collect();
     assert!(choices.len() > 2500, "{} held-out positions", choices.len());
     let share = |hint: &dyn Fn(&Gomoku, Move) -> i32| {
         let first = choices
