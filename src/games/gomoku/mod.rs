@@ -216,9 +216,15 @@ impl Gomoku {
     /// what the main search's reductions and futility read, where the order's hint is what
     /// ranks the moves.
     pub fn shape_strength(&self, mv: Move) -> i32 {
+        self.order_and_strength(mv).1
+    }
+
+    /// The fitted order's hint of `mv` ([`Game::move_order_hint`]) and its hand-set strength
+    /// ([`Gomoku::shape_strength`]), read together.
+    pub fn order_and_strength(&self, mv: Move) -> (i32, i32) {
         let cell = mv.index();
         let me = self.to_move.index();
-        move_order::strength(self.board.code(cell, me), self.board.code(cell, 1 - me))
+        move_order::order_and_strength(self.board.code(cell, me), self.board.code(cell, 1 - me))
     }
 
     /// The static evaluation recomputed from the stones alone (for checking the incremental one).
@@ -564,9 +570,7 @@ impl Game for Gomoku {
 
     /// The fitted order's hint ([`move_order::order`]).
     fn move_order_hint(&self, mv: Move) -> i32 {
-        let cell = mv.index();
-        let me = self.to_move.index();
-        move_order::order(self.board.code(cell, me), self.board.code(cell, 1 - me))
+        self.order_and_strength(mv).0
     }
 }
 

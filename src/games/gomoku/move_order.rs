@@ -73,17 +73,26 @@ static CODE_WEIGHTS: [[i32; 4]; 1 << 12] = {
     table
 };
 
+/// The order's hint and the strength of a cell whose codes are `mine` (the mover's) and
+/// `theirs`, from one read of each code's row (the main search asks both of every move).
+#[inline]
+pub fn order_and_strength(mine: u16, theirs: u16) -> (i32, i32) {
+    // Codes have twelve bits: the mask only spares the index check.
+    let mine = &CODE_WEIGHTS[usize::from(mine) & 0xfff];
+    let theirs = &CODE_WEIGHTS[usize::from(theirs) & 0xfff];
+    (mine[0] + theirs[1], mine[2] + theirs[3])
+}
+
 /// The order's hint of a cell whose codes are `mine` (the mover's) and `theirs`.
 #[inline]
 pub fn order(mine: u16, theirs: u16) -> i32 {
-    // Codes have twelve bits: the mask only spares the index check.
-    CODE_WEIGHTS[usize::from(mine) & 0xfff][0] + CODE_WEIGHTS[usize::from(theirs) & 0xfff][1]
+    order_and_strength(mine, theirs).0
 }
 
 /// The strength of a cell whose codes are `mine` (the mover's) and `theirs`.
 #[inline]
 pub fn strength(mine: u16, theirs: u16) -> i32 {
-    CODE_WEIGHTS[usize::from(mine) & 0xfff][2] + CODE_WEIGHTS[usize::from(theirs) & 0xfff][3]
+    order_and_strength(mine, theirs).1
 }
 
 #[cfg(test)]

@@ -665,13 +665,14 @@ impl<'t> MainSearch<'t> {
         for &mv in &moves {
             // The fitted order ranks the moves; the hand-set strength is what the reductions
             // and futility below read (their thresholds are on its scale).
-            hints.push(self.pos.shape_strength(mv));
+            let (order, strength) = self.pos.order_and_strength(mv);
+            hints.push(strength);
             keys.push(self.ordering.key_with_killer_bonus(
                 mv,
                 table_move,
                 ply,
                 side,
-                self.pos.move_order_hint(mv),
+                order,
                 KILLER_BONUS,
             ));
         }
