@@ -146,7 +146,7 @@ pub struct MainSearch<'t> {
     /// Per ply: the moves, their ordering keys and their strength ([`Gomoku::shape_strength`]).
     moves: Vec<Vec<Move>>,
     keys: Vec<Vec<i64>>,
-    hints: Vec<Vec<i32>>,
+    strengths: Vec<Vec<i32>>,
     pv: PvTable,
     /// Per ply: the move made there (the root's at 0), and whether the node there had a four
     /// to block, for the horizon's test of the mover's last stone.
@@ -267,7 +267,7 @@ impl<'t> MainSearch<'t> {
             },
             moves: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
             keys: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
-            hints: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
+            strengths: (0..=MAX_PLY).map(|_| Vec::with_capacity(cells)).collect(),
             pv: PvTable::default(),
             path: vec![Move::NONE; MAX_PLY + 1],
             forced: vec![false; MAX_PLY + 1],
@@ -656,17 +656,17 @@ impl<'t> MainSearch<'t> {
         // killer's raised by `KILLER_BONUS`) and history.
         let mut moves = std::mem::take(&mut self.moves[ply]);
         let mut keys = std::mem::take(&mut self.keys[ply]);
-        let mut hints = std::mem::take(&mut self.hints[ply]);
+        let mut strengths = std::mem::take(&mut self.strengths[ply]);
         moves.clear();
         keys.clear();
-        hints.clear();
+        strengths.clear();
         self.pos.search_moves(&mut moves);
         let side = self.pos.side_to_move();
         for &mv in &moves {
             // The fitted order ranks the moves; the hand-set strength is what the reductions
             // and futility below read (their thresholds are on its scale).
             let (order, strength) = self.pos.order_and_strength(mv);
-            hints.push(strength);
+            strengths.push(strength);
             keys.push(self.ordering.key_with_killer_bonus(
                 mv,
                 table_move,
@@ -702,11 +702,11 @@ impl<'t> MainSearch<'t> {
         let mut best_move = Move::NONE;
         let mut searched = 0usize;
         for i in 0..moves.len() {
-            // The lazy sort's step, the hints kept beside their moves.
+            // The lazy sort's step, the strengths kept beside their moves.
             let next = best_remaining(&keys, i);
             moves.swap(i, next);
             keys.swap(i, next);
-            hints.swap(i, next);
+            strengths.swap(i, next);
             let mv = moves[i];
             if quiet && searched >= WIDTH {
                 // The selective width: a quiet node searches its best few moves only.
@@ -731,7 +731,7 @@ impl<'t> MainSearch<'t> {
                 // Child futility.
                 if !pv_node
                     && depth <= FUTILITY_DEPTH * PLY
-                    && eval + FUTILITY_MARGIN * depth / PLY + hints[i] / 8 <= alpha
+                    && eval + FUTILITY_MARGIN * depth / PLY + strengths[i] / 8 <= alpha
                 {
                     continue;
                 }
@@ -755,7 +755,7 @@ impl<'t> MainSearch<'t> {
                 let mut r = i32::from(row[searched.min(63)]);
                 r += PLY * i32::from(!pv_node);
                 // Strong shapes (by the hand-set strength) are reduced less.
-                if hints[i] >= 150 {
+                if strengths[i] >= 150 {
                     r -= PLY;
                 }
                 // A reduced move may reach the horizon, never go below it.
@@ -810,7 +810,7 @@ impl<'t> MainSearch<'t> {
         }
         self.moves[ply] = moves;
         self.keys[ply] = keys;
-        self.hints[ply] = hints;
+        self.strengths[ply] = strengths;
         if self.clock.is_stopped() || best_move.is_none() {
             return 0;
         }
