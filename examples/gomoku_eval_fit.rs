@@ -1,13 +1,14 @@
 //! Fitting gomoku's evaluation to a strong engine's judgement, in two steps.
 //!
 //! `cargo run --release --example gomoku_eval_fit -- label GAMES.txt... --judge CMD [--ms 100]
-//!  [--every 3] [--offset 0] [--until N] [--limit N] > LABELS.txt`
+//!  [--every 3] [--offset 0] [--until N] [--limit N] [--mates] > LABELS.txt`
 //! samples positions from arena records (`kibitz arena --record`; every `--every`-th ply from
 //! `--offset` plies after the opening to `--until` plies after it, each distinct position once)
 //! and asks a piskvork engine for its score of each (the side to move's view, from its
-//! `MESSAGE ... eval N` line, as `kibitz arena --judge` does). Positions the judge calls a mate,
-//! or does not score, are left out: forced wins belong to the threat search, not to the
-//! evaluation. Output lines:
+//! `MESSAGE ... eval N` line, as `kibitz arena --judge` does). Positions the judge does not
+//! score are left out, and so are those it calls a mate (`Eval +M9`) unless `--mates` keeps
+//! them, written as 20,000 less the mate's plies (minus that when the side to move loses).
+//! Output lines:
 //! `score<TAB>x,y x,y ...<TAB>x,y` (the judge's score, the position, the judge's move).
 //!
 //! `cargo run --release --example gomoku_eval_fit -- outcomes GAMES.txt... [--every 1]
@@ -20,7 +21,7 @@
 //!
 //! `cargo run --release --example gomoku_eval_fit -- fit LABELS.txt... [--holdout 5]
 //!  [--scale 200] [--l2 0.0001] [--transfer OTHER_LABELS.txt] [--quiet] [--min-stones N]
-//!  [--max-stones N]`
+//!  [--max-stones N] [--mate-label S [--min-mate-plies P]]`
 //! fits the evaluation's weights ([`kibitz::games::gomoku::eval`]) by least squares in
 //! win-probability space: minimise the mean of (sigmoid(w.x / scale) - sigmoid(label / scale))^2
 //! over the features x of each position, with every `--holdout`-th position kept out to report
@@ -28,7 +29,9 @@
 //! positions of games from other openings (none of them fitted). Prints the weights as Rust.
 //! `--quiet` keeps only the positions without a four or an open three on the board;
 //! `--min-stones` and `--max-stones` the positions of one set of weights (each file's every
-//! `--holdout`-th line is still counted among all its lines).
+//! `--holdout`-th line is still counted among all its lines). A `--mates` mate is left out
+//! (its score is beyond `--max-label`) unless `--mate-label` gives the score to read it as;
+//! `--min-mate-plies` then keeps only the longer mates.
 //!
 //! `cargo run --release --example gomoku_eval_fit -- windows LABELS.txt... [--features
 //!  eval|windows|both] [--l2 0.001] [--holdout 5] [--fold 0] [--max-train N] [--steps 1000]
@@ -148,6 +151,10 @@ struct LabelArgs {
     /// Plies after the opening to stop before (the first moves out of the opening only).
     #[arg(long, default_value_t = usize::MAX)]
     until: usize,
+    /// Keep the positions the judge calls a mate, scored `MATE_LABEL` less the mate's plies
+    /// (minus that for a loss): `fit` leaves them out unless `--mate-label` says what to read.
+    #[arg(long)]
+    mates: bool,
 }
 
 #[derive(clap::Args)]
@@ -191,6 +198,14 @@ struct FitArgs {
     min_stones: u32,
     #[arg(long, default_value_t = u32::MAX)]
     max_stones: u32,
+    /// Read a `label --mates` mate as this score (for the side to move, minus for a loss)
+    /// instead of leaving it out.
+    #[arg(long)]
+    mate_label: Option<f64>,
+    /// With `--mate-label`, only mates of at least this many plies (the short ones are the
+    /// static win test's and the horizon's, not the evaluation's).
+    #[arg(long, default_value_t = 0)]
+    min_mate_plies: i32,
 }
 
 #[derive(clap::Args)]
@@ -306,6 +321,8 @@ fn label(args: &LabelArgs) -> anyhow::Result<()> {
                         continue;
                     }
                 };
+                let mate = engine.reported_mate().filter(|_| args.mates);
+                let score = score.or(mate.map(|plies| plies.signum() * (MATE_LABEL - plies.abs())));
                 if let Some(score) = score {
                     let (x, y) = chosen;
                     println!("{score}\t{}\t{x},{y}", cells_text(stones));
@@ -315,6 +332,23 @@ fn label(args: &LabelArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A mate in `label --mates`'s output: `MATE_LABEL` less its plies, for the side to move.
+const MATE_LABEL: i32 = 20_000;
+
+/// A label's score as `fit` reads it: a number as it is; a mate (`MATE_LABEL` less its
+/// plies) as `--mate-label` if it is at least `--min-mate-plies` long, else left out (`None`);
+/// without `--mate-label` a mate stays as written and `--max-label` leaves it out.
+fn mate_as_label(score: f64, args: &FitArgs) -> Option<f64> {
+    let Some(mate_label) = args.mate_label else {
+        return Some(score);
+    };
+    if score.abs() < f64::from(MATE_LABEL / 2) {
+        return Some(score);
+    }
+    let plies = f64::from(MATE_LABEL) - score.abs();
+    (plies >= f64::from(args.min_mate_plies)).then_some(score.signum() * mate_label)
 }
 
 /// One line of a labels file (`label`'s output).
@@ -415,6 +449,9 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
             position,
         } in read_labels(&file)?
         {
+            let Some(score) = mate_as_label(score, args) else {
+                continue;
+            };
             let stones = position.board().stones;
             if score.abs() > max_label
                 || (quiet_only && !is_quiet(&position))
@@ -984,9 +1021,11 @@ fn compare(first: &str, second: &str, scale: f64) -> anyhow::Result<()> {
 
 /// `blame`: see the module's documentation.
 fn blame(games_file: &str, labels_file: &str) -> anyhow::Result<()> {
-    // Labels by their position text: (judge's score, judge's move).
+    // Labels by their position text: (judge's score, judge's move). A `--mates` mate counts as
+    // left out: the first forced position is the first one without a score.
     let labels: HashMap<String, (f64, Option<String>)> = label_lines(labels_file)?
         .into_iter()
+        .filter(|(score, _, _)| score.abs() < f64::from(MATE_LABEL / 2))
         .map(|(score, moves, chosen)| (moves, (score, chosen)))
         .collect();
     let text =

@@ -178,33 +178,35 @@ pub fn weights_for(stones: u32) -> &'static Weights {
     }
 }
 
-/// The weights of the first moves out of the opening, fitted like [`WEIGHTS`] but on 9,489
-/// positions 0 to 9 plies after the 5-stone opening (`gomoku_eval_fit label --until 10`, Rapfi
-/// 0.43.02 classical at 50 ms a position) of 2,600 arena games from the 100 openings of
-/// `tests/data/gomoku/openings-tuning-100-15x15.txt` (kibitz against Rapfi, and kibitz against
-/// itself, 2026-12-06): `tests/data/gomoku/rapfi-labels-early-15x15.txt`. On every fifth position,
-/// held out, the error is 0.0196 against 0.0236 for the late weights of then (a constant: 0.0366).
-/// Those were no worse on these positions than on others (17 % above a refit here, 13 % on
-/// positions of every phase on 2026-12-03), but what they missed here is what decides the game:
-/// kibitz walked into long forced attacks in the first moves out of the opening
-/// (docs/journal/gomoku.md, "An evaluation for the first moves out of the opening"). Classes these
-/// positions never showed (the fit left them 0) take [`WEIGHTS`]'s value (since the late weights
-/// were refitted, 2026-12-06 night: six pair classes of open fours and fives, shapes the search
-/// answers as threats). The large tempo is the fit's intercept, traded against the smaller level
-/// weights (the labels average +7 for the side to move).
+/// The weights of the first moves out of the opening (0 to 9 plies after the 5-stone opening),
+/// fitted like [`WEIGHTS`] on two files of Rapfi's judgement (0.43.02 classical at 50 ms a
+/// position): `tests/data/gomoku/rapfi-labels-early-15x15.txt` (9,489 positions of 2,600 games
+/// of 2026-12-06, the positions Rapfi calls a forced win left out) and
+/// `tests/data/gomoku/rapfi-labels-early-mates-15x15.txt` (5,900 positions of 792 games of
+/// 2026-12-07, the forced wins kept: 22 % of them, most of 9 to 25 plies), a forced win read as
+/// a score of 1,000 for the side that wins (`gomoku_eval_fit fit ... --max-stones 24
+/// --mate-label 1000`). Leaving the forced wins out had left the evaluation blind to what
+/// decides these games: on the second file's held-out positions the weights before scored
+/// 0.0732 in win-probability error, a constant 0.0744, and a fit of that file alone 0.0571.
+/// With both files, held out, 0.0374 against 0.0402 for the weights before (a constant
+/// 0.0512). In play (docs/journal/gomoku.md, "Forced wins in the evaluation's labels"):
+/// self-play against the weights before 55.1 % of 392 games, Rapfi 31.0 % of 392 against
+/// 26.7 %, and the yardstick's early positions keep 42 of 58 wins against 32. Classes these
+/// positions never showed (the fit left them 0) take [`WEIGHTS`]'s value. The large tempo is
+/// the fit's intercept, traded against the smaller level weights.
 pub const EARLY_WEIGHTS: Weights = Weights {
-    tempo: 1780,
-    mover_level: [0, 15, 39, 33, 140, 340, 442, 0],
-    other_level: [0, -33, -79, -30, -118, -290, -342, -1073],
-    mover_shape: [0, 254, 986, 442, 336, 262, 547, 57],
-    other_shape: [0, -365, -521, -389, -317, -263, -441, -7],
+    tempo: 1279,
+    mover_level: [0, 34, 33, 41, 106, 327, 469, 0],
+    other_level: [0, -37, -56, -59, -73, -235, -455, -1245],
+    mover_shape: [0, -114, 34, 469, 505, 279, 420, 42],
+    other_shape: [0, -161, -699, -495, -407, -235, -241, -9],
     mover_pair: [
-        0, 18, -53, 33, 69, 57, 138, 176, -250, 464, 287, 299, 291, 432, 254, 480, 533, 351, 277,
-        986, 343, 953, 6, -69, 207, 2961, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 8, -39, 2, 38, 42, 131, 84, -139, 429, 203, 278, 322, 206, -114, 438, 496, 528, 283, 34,
+        343, 306, 344, 1053, 5760, -2750, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     ],
     other_pair: [
-        0, 6, 83, 7, 5, -7, -105, -149, 218, -392, -277, -314, -293, -513, -365, -464, -468, -315,
-        -610, -521, -1968, -440, -694, -375, -758, -123, -2422, 2002, -1258, -919, -313, 3171,
+        0, 3, 68, 20, 15, -9, -77, -124, 60, -371, -163, -303, -266, -349, -161, -329, -503, -419,
+        -476, -699, -1460, -472, -685, -845, -1228, -738, -2422, 2002, -1395, -1333, -655, 1445,
         -544, 0, 0, 0,
     ],
 };

@@ -181,6 +181,13 @@ impl ExternalEngine {
         self.score_word.as_deref()?.parse().ok()
     }
 
+    /// The mate the engine reported in its latest `MESSAGE` with one before the move, in
+    /// Rapfi's notation (`Eval +M9`: the side it moved for wins in 9 plies; `-M12`: loses in
+    /// 12): the plies, negative for a loss. `None` when the score was a number or absent.
+    pub fn reported_mate(&self) -> Option<i32> {
+        mate_plies(self.score_word.as_deref()?)
+    }
+
     /// Asks the engine, freshly started with `START`, for its score of the position reached by
     /// `stones` (black first) after `ms` of thought: the judge of
     /// [`make_balanced_openings`](super::make_balanced_openings) when the judge is an engine.
@@ -226,6 +233,16 @@ fn word_after<'m>(message: &'m str, keys: &[&str]) -> Option<&'m str> {
         .map(|w| w.trim_end_matches(','))
 }
 
+/// A score word in mate notation (`+M9`, `M9`, `-M12`) as plies, negative for a loss.
+fn mate_plies(word: &str) -> Option<i32> {
+    let (sign, rest) = match word.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, word.strip_prefix('+').unwrap_or(word)),
+    };
+    let plies: i32 = rest.strip_prefix(['M', 'm'])?.parse().ok()?;
+    Some(sign * plies)
+}
+
 /// Parses a move line `x,y`.
 pub fn parse_move(line: &str) -> Option<(usize, usize)> {
     let (x, y) = line.split_once(',')?;
@@ -245,5 +262,20 @@ impl Drop for ExternalEngine {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mate_word_reads_as_plies_signed_for_the_side_that_moved() {
+        assert_eq!(mate_plies("+M9"), Some(9));
+        assert_eq!(mate_plies("M9"), Some(9));
+        assert_eq!(mate_plies("-M12"), Some(-12));
+        assert_eq!(mate_plies("43"), None);
+        assert_eq!(mate_plies("-M"), None);
+        assert_eq!(mate_plies("Mx"), None);
     }
 }
