@@ -191,9 +191,9 @@ pub fn weights_for(stones: u32) -> &'static Weights {
 /// With both files, held out, 0.0374 against 0.0402 for the weights before (a constant
 /// 0.0512). In play (docs/journal/gomoku.md, "Forced wins in the evaluation's labels"):
 /// self-play against the weights before 55.1 % of 392 games, Rapfi 31.0 % of 392 against
-/// 26.7 %, and the yardstick's early positions keep 42 of 58 wins against 32. Classes these
-/// positions never showed (the fit left them 0) take [`WEIGHTS`]'s value. The large tempo is
-/// the fit's intercept, traded against the smaller level weights.
+/// 25.8 % the same day, and the yardstick's early positions keep 42 of 58 wins against 32.
+/// Classes these positions never showed (the fit left them 0) take [`WEIGHTS`]'s value. The
+/// large tempo is the fit's intercept, traded against the smaller level weights.
 pub const EARLY_WEIGHTS: Weights = Weights {
     tempo: 1279,
     mover_level: [0, 34, 33, 41, 106, 327, 469, 0],
