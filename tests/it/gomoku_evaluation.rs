@@ -4,10 +4,16 @@
 //! (`tests/data/gomoku/rapfi-labels-early-15x15.txt`, the early weights') and in positions of 24
 //! stones or more (`tests/data/gomoku/rapfi-labels-late-15x15.txt`, the late weights' with the
 //! first file's); and at 50 ms in the first moves out of the opening with the forced wins kept
-//! (`tests/data/gomoku/rapfi-labels-early-mates-15x15.txt`, fitted with the early file). Every
-//! fifth position was held out of each fit; the tests read only those.
+//! (`tests/data/gomoku/rapfi-labels-early-mates-15x15.txt`, fitted with the early file); and at
+//! 50 ms 10 to 30 plies after the opening with the forced wins kept
+//! (`tests/data/gomoku/rapfi-labels-late-mates-15x15.txt`, fitted by none of the weights in use).
+//! Every fifth position was held out of each fit; the tests read only those.
+
+use std::ops::Range;
 
 use kibitz::engine::Game;
+use kibitz::games::Stone;
+use kibitz::games::gomoku::eval::EARLY_STONES;
 use kibitz::games::gomoku::{Gomoku, GomokuRules};
 use kibitz::tools::arena::{parse_moves, play_moves};
 
@@ -16,6 +22,8 @@ pub(crate) const EARLY_LABELS: &str = include_str!("../data/gomoku/rapfi-labels-
 pub(crate) const LATE_LABELS: &str = include_str!("../data/gomoku/rapfi-labels-late-15x15.txt");
 pub(crate) const EARLY_MATE_LABELS: &str =
     include_str!("../data/gomoku/rapfi-labels-early-mates-15x15.txt");
+pub(crate) const LATE_MATE_LABELS: &str =
+    include_str!("../data/gomoku/rapfi-labels-late-mates-15x15.txt");
 
 /// How `gomoku_eval_fit label --mates` writes a forced win: this less its plies, minus that for
 /// a loss.
@@ -49,11 +57,21 @@ fn win_probability(score: f64) -> f64 {
     1.0 / (1.0 + (-score / 200.0).exp())
 }
 
-/// The evaluation's squared error in win probability over `labels`' held-out positions, and a
-/// constant's (their mean). A mate (`label --mates`) counts as [`MATE_AS`].
-fn errors(labels: &str) -> (usize, f64, f64) {
+/// The stones on `position`'s board.
+fn stones(position: &Gomoku) -> usize {
+    (0..position.rows())
+        .flat_map(|row| (0..position.cols()).map(move |col| (row, col)))
+        .filter(|&(row, col)| position.stone(row, col) != Stone::Empty)
+        .count()
+}
+
+/// The evaluation's squared error in win probability over `labels`' held-out positions of
+/// `stones_in` stones, and a constant's (their mean). A mate (`label --mates`) counts as
+/// [`MATE_AS`].
+fn errors(labels: &str, stones_in: Range<usize>) -> (usize, f64, f64) {
     let data: Vec<(f64, f64)> = held_out(labels)
         .into_iter()
+        .filter(|(_, p, _)| stones_in.contains(&stones(p)))
         .map(|(score, p, chosen)| {
             if score.abs() >= MATE_LABEL / 2.0 {
                 (score.signum() * MATE_AS, p, chosen)
@@ -73,7 +91,12 @@ fn errors(labels: &str) -> (usize, f64, f64) {
 /// Asserts that `labels` hold more than `least` held-out positions and that the evaluation's
 /// error on them is below `share` of a constant's.
 fn assert_error_below(labels: &str, least: usize, share: f64) {
-    let (positions, ours, constant) = errors(labels);
+    assert_error_below_in(labels, 0..usize::MAX, least, share);
+}
+
+/// [`assert_error_below`] on the positions of `stones_in` stones alone.
+fn assert_error_below_in(labels: &str, stones_in: Range<usize>, least: usize, share: f64) {
+    let (positions, ours, constant) = errors(labels, stones_in);
     assert!(positions > least, "{positions} held-out positions");
     assert!(
         ours < share * constant,
@@ -113,4 +136,15 @@ fn the_first_moves_out_of_the_opening_are_judged_with_the_forced_wins_in_view() 
     // constant's error when fitted; the weights before, fitted without the forced wins, scored
     // 0.986 (hardly better than the constant), which this bound refuses.
     assert_error_below(EARLY_MATE_LABELS, 1100, 0.9);
+}
+
+#[test]
+fn the_middle_games_boards_of_fewer_than_24_stones_are_judged_with_the_forced_wins_in_view() {
+    // The boards of 15 to 23 stones of the middle-game file (10 to 18 plies after the opening),
+    // which the early weights judge though no fit of theirs read one, a forced win read as a
+    // score of 1,000: 0.705 of the constant's error for the early weights fitted with the
+    // forced wins in view (2026-12-07), which carry over to these boards; the early weights
+    // fitted without them scored 0.862, which this bound refuses. Fits that read these boards
+    // erred less and played worse (docs/journal/gomoku.md, "The middle game's forced wins").
+    assert_error_below_in(LATE_MATE_LABELS, 0..EARLY_STONES as usize, 600, 0.78);
 }
