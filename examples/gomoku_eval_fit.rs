@@ -337,6 +337,12 @@ fn label(args: &LabelArgs) -> anyhow::Result<()> {
 /// A mate in `label --mates`'s output: `MATE_LABEL` less its plies, for the side to move.
 const MATE_LABEL: i32 = 20_000;
 
+/// Whether a label's score is a `label --mates` mate rather than a judge's number: mates are
+/// written as `MATE_LABEL` less their plies, far beyond any evaluation's score.
+fn is_mate(score: f64) -> bool {
+    score.abs() >= f64::from(MATE_LABEL / 2)
+}
+
 /// A label's score as `fit` reads it: a number as it is; a mate (`MATE_LABEL` less its
 /// plies) as `--mate-label` if it is at least `--min-mate-plies` long, else left out (`None`);
 /// without `--mate-label` a mate stays as written and `--max-label` leaves it out.
@@ -344,7 +350,7 @@ fn mate_as_label(score: f64, args: &FitArgs) -> Option<f64> {
     let Some(mate_label) = args.mate_label else {
         return Some(score);
     };
-    if score.abs() < f64::from(MATE_LABEL / 2) {
+    if !is_mate(score) {
         return Some(score);
     }
     let plies = f64::from(MATE_LABEL) - score.abs();
@@ -1025,7 +1031,7 @@ fn blame(games_file: &str, labels_file: &str) -> anyhow::Result<()> {
     // left out: the first forced position is the first one without a score.
     let labels: HashMap<String, (f64, Option<String>)> = label_lines(labels_file)?
         .into_iter()
-        .filter(|(score, _, _)| score.abs() < f64::from(MATE_LABEL / 2))
+        .filter(|(score, _, _)| !is_mate(*score))
         .map(|(score, moves, chosen)| (moves, (score, chosen)))
         .collect();
     let text =

@@ -11,13 +11,21 @@
 //!   so the fitted order changes which moves come first, not what those thresholds mean.
 //!
 //! The order was fitted by softmax regression (`examples/gomoku_eval_fit.rs`, `order`): the
-//! probability of each move the search would consider taken as proportional to exp(hint / 320),
-//! 320 being the temperature that suits the hand-set weights best, the hand-set weights the
-//! starting point, on the 14,733 positions of the three committed label files whose judge's
-//! move is among those moves. On every fifth position, held out, Rapfi's move comes first in
-//! 33.1 % of them against 29.6 % for the hand-set weights, and in the first twelve (the
-//! selective width) in 88.9 % against 87.0 %. Self-play at 200 ms against the hand-set order:
-//! 57.9 % of 392 games (docs/journal/gomoku.md, "A move order fitted to Rapfi's moves").
+//! probability of each move the search would consider taken as proportional to
+//! exp(hint / temperature), the temperature the one that suits the hand-set weights best, the
+//! hand-set weights the starting point, on the positions of the committed label files whose
+//! judge's move is among those moves. First (2026-12-06) on the three files without forced
+//! wins, 14,733 positions, temperature 320: on every fifth position, held out, Rapfi's move
+//! came first in 33.1 % of them against 29.6 % for the hand-set weights; self-play at 200 ms
+//! against the hand-set order 57.9 % of 392 games. The weights below are a second fit
+//! (2026-12-07) on all six files, the three with Rapfi's forced wins (its winning and
+//! defending moves) among them, 30,453 positions, temperature 480: on their 6,080 held-out
+//! positions Rapfi's move comes first in 34.5 %, against 31.9 % for the hand-set weights and
+//! 35.4 % for the first fit, so it is not a better ranker of Rapfi's first choice; it played
+//! better, within the noise of each run: self-play against the first fit 52.8 % of 392 games,
+//! and 35.8 % of 392 against Rapfi where the first fit scored 30.4 % right after on the same
+//! core (docs/journal/gomoku.md, "A move order fitted to Rapfi's moves" and "The move order
+//! refitted with the forced wins").
 
 use super::board::{self, COMBO_CLASSES};
 
@@ -36,13 +44,13 @@ pub const STRENGTH_SHAPE_DEFENCE: [i32; COMBO_CLASSES] = [0, 350, 900, 1_000, 50
 /// and the shapes but the double four; none, open four, five and the double four keep the
 /// hand-set values (wins, or nothing). Open twos, threes and open threes gain most against the
 /// hand-set weights, and the double threats lose: a double three (its shape weight on top of
-/// its two open threes) weighs about two and a half single open threes, where the hand-set
+/// its two open threes) weighs about three single open threes, where the hand-set
 /// weights made it fourteen. Rapfi plays the quiet building move more often than the hand-set
 /// order thought.
-pub const ORDER_ATTACK: [i32; 8] = [0, 41, 272, 334, 771, 740, 2_000, 100_000];
-pub const ORDER_DEFENCE: [i32; 8] = [0, -7, 114, 199, 652, 688, 800, 50_000];
-pub const ORDER_SHAPE_ATTACK: [i32; COMBO_CLASSES] = [0, 400, 1_082, 1_500, 297, 347, 281, 215];
-pub const ORDER_SHAPE_DEFENCE: [i32; COMBO_CLASSES] = [0, 302, 662, 1_000, 442, 286, 131, 71];
+pub const ORDER_ATTACK: [i32; 8] = [0, 55, 363, 435, 896, 860, 2_000, 100_000];
+pub const ORDER_DEFENCE: [i32; 8] = [0, -18, 125, 241, 757, 770, 800, 50_000];
+pub const ORDER_SHAPE_ATTACK: [i32; COMBO_CLASSES] = [0, 827, 1_433, 1_500, 526, 725, 329, 278];
+pub const ORDER_SHAPE_DEFENCE: [i32; COMBO_CLASSES] = [0, 495, 954, 1_000, 575, 465, 115, 45];
 
 /// Per cell code (one side's four levels, three bits each): the order's and the strength's
 /// weights summed over the four directions and the code's shape, as the mover's and as the
