@@ -22,10 +22,10 @@
 //! defending moves) among them, 30,453 positions, temperature 480: on their 6,080 held-out
 //! positions Rapfi's move comes first in 34.5 %, against 31.9 % for the hand-set weights and
 //! 35.4 % for the first fit, so it is not a better ranker of Rapfi's first choice; it played
-//! better, within the noise of each run: self-play against the first fit 52.8 % of 392 games,
-//! and 35.8 % of 392 against Rapfi where the first fit scored 30.4 % right after on the same
-//! core (docs/journal/gomoku.md, "A move order fitted to Rapfi's moves" and "The move order
-//! refitted with the forced wins").
+//! level with the first fit or a little better, within noise: self-play 52.8 % of 392 games;
+//! against Rapfi 32.0 % of 976 games in three runs where the first fit scored 30.6 % of 1,368
+//! the same day, level on the openings never fitted (docs/journal/gomoku.md, "A move order
+//! fitted to Rapfi's moves" and "The move order refitted with the forced wins").
 
 use super::board::{self, COMBO_CLASSES};
 
