@@ -59,12 +59,12 @@
 //! how noisy the labels themselves are: the floor no evaluation fit can go below).
 //!
 //! `cargo run --release --example gomoku_eval_fit -- order LABELS.txt... [--holdout 5]
-//!  [--l2 0.001] [--steps 600]`
+//!  [--l2 0.001] [--steps 600] [--from strength|in-use]`
 //! fits the move order ([`kibitz::games::gomoku::move_order`]) to the judge's moves by softmax
-//! regression over the moves the search would consider, from the hand-set strength, at the
-//! temperature that suits the hand-set weights best, and prints how often each ranks the
-//! judge's move first and among the first 3, 8 and 12 on the held-out positions, then the
-//! fitted weights as Rust.
+//! regression over the moves the search would consider, from the hand-set strength (or the
+//! order in use), at the temperature that suits the starting weights best, and prints how often
+//! the hand-set strength, the order in use and the fit rank the judge's move first and among
+//! the first 3, 8 and 12 on the held-out positions, then the fitted weights as Rust.
 //!
 //! Kept: `label` and `fit` make and refit the shipped weights, `order` the move order,
 //! `windows` reproduces the figures on line windows, `blame` and `compare` reproduce the
@@ -220,6 +220,16 @@ struct OrderArgs {
     l2: f64,
     #[arg(long, default_value_t = 600)]
     steps: i32,
+    /// Where the fit starts, and what `--l2` pulls towards: the hand-set strength, or the
+    /// fitted order the engine uses now (to refit it with more labels).
+    #[arg(long, value_enum, default_value_t = OrderStart::Strength)]
+    from: OrderStart,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum OrderStart {
+    Strength,
+    InUse,
 }
 
 #[derive(clap::Args)]
@@ -570,15 +580,29 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The hand-set strength's weights (the fit's starting point) in one vector, in the order of
-/// [`order_features`]: the mover's level weights, its shape weights, then the opponent's (the
-/// defence's).
+/// The hand-set strength's weights (the fit's usual starting point) in one vector, in the
+/// order of [`order_features`]: the mover's level weights, its shape weights, then the
+/// opponent's (the defence's).
 fn order_weights() -> Vec<f64> {
     [
         &move_order::STRENGTH_ATTACK[..],
         &move_order::STRENGTH_SHAPE_ATTACK[..],
         &move_order::STRENGTH_DEFENCE[..],
         &move_order::STRENGTH_SHAPE_DEFENCE[..],
+    ]
+    .concat()
+    .into_iter()
+    .map(f64::from)
+    .collect()
+}
+
+/// The fitted order the engine uses now, laid out as [`order_weights`].
+fn order_in_use() -> Vec<f64> {
+    [
+        &move_order::ORDER_ATTACK[..],
+        &move_order::ORDER_SHAPE_ATTACK[..],
+        &move_order::ORDER_DEFENCE[..],
+        &move_order::ORDER_SHAPE_DEFENCE[..],
     ]
     .concat()
     .into_iter()
@@ -651,9 +675,10 @@ fn order_rank(w: &[f64], c: &OrderChoice) -> usize {
         .count()
 }
 
-/// Fits the move order's hand-set weights to the judge's moves by softmax regression, at the
-/// temperature that suits the hand-set ones best (so the fitted hints stay on a scale near
-/// theirs), and prints both orders' ranks of the judge's move on the held-out positions.
+/// Fits the move order to the judge's moves by softmax regression, from the hand-set strength
+/// or the order in use (`--from`), at the temperature that suits the starting weights best (so
+/// the fitted hints stay on a scale near theirs), and prints the ranks of the judge's move by
+/// the hand-set strength, the order in use and the fit on the held-out positions.
 fn order(args: &OrderArgs) -> anyhow::Result<()> {
     let (mut train, mut test) = (Vec::new(), Vec::new());
     for file in &args.labels {
@@ -690,7 +715,11 @@ fn order(args: &OrderArgs) -> anyhow::Result<()> {
     if train.is_empty() {
         bail!("no labelled positions with a judge's move among the search's moves");
     }
-    let hand = order_weights();
+    let (strength, in_use) = (order_weights(), order_in_use());
+    let hand = match args.from {
+        OrderStart::Strength => strength.clone(),
+        OrderStart::InUse => in_use.clone(),
+    };
     let mean_loss = |w: &[f64], t: f64, data: &[OrderChoice]| {
         data.iter().map(|c| order_loss(w, t, c, None)).sum::<f64>() / data.len().max(1) as f64
     };
@@ -726,9 +755,11 @@ fn order(args: &OrderArgs) -> anyhow::Result<()> {
     }
     let fitted: Vec<f64> = w.iter().map(|v| v.round()).collect();
     println!(
-        "positions: {} train, {} held out; temperature {temperature}; held-out loss: hand-set {:.4}, fitted {:.4}",
+        "positions: {} train, {} held out; from {:?}, temperature {temperature}; held-out loss: \
+         start {:.4}, fitted {:.4}",
         train.len(),
         test.len(),
+        args.from,
         mean_loss(&hand, temperature, &test),
         mean_loss(&fitted, temperature, &test)
     );
@@ -742,7 +773,11 @@ fn order(args: &OrderArgs) -> anyhow::Result<()> {
             .iter()
             .filter(|c| (lo..hi).contains(&c.stones))
             .collect();
-        for (label, weights) in [("hand-set", &hand), ("fitted", &fitted)] {
+        for (label, weights) in [
+            ("strength", &strength),
+            ("in use", &in_use),
+            ("fitted", &fitted),
+        ] {
             let ranks: Vec<usize> = part.iter().map(|c| order_rank(weights, c)).collect();
             let share = |k: usize| {
                 100.0 * ranks.iter().filter(|&&r| r < k).count() as f64 / ranks.len().max(1) as f64

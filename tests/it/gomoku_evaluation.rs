@@ -6,8 +6,11 @@
 //! first file's); and at 50 ms in the first moves out of the opening with the forced wins kept
 //! (`tests/data/gomoku/rapfi-labels-early-mates-15x15.txt`, fitted with the early file); and at
 //! 50 ms 10 to 30 plies after the opening with the forced wins kept
-//! (`tests/data/gomoku/rapfi-labels-late-mates-15x15.txt`, fitted by none of the weights in use).
-//! Every fifth position was held out of each fit; the tests read only those.
+//! (`tests/data/gomoku/rapfi-labels-late-mates-15x15.txt`, fitted by none of the weights in use);
+//! and at 50 ms in the first moves out of 200 openings of no other set, the forced wins kept
+//! (`tests/data/gomoku/rapfi-labels-new-openings-mates-15x15.txt`, fitted by the move order
+//! only, so that the early weights are judged on openings they never saw). Every fifth position
+//! was held out of each fit; the tests read only those.
 
 use std::ops::Range;
 

@@ -200,9 +200,10 @@ struct NodeCounts {
     horizons: u64,
     vcf_runs: u64,
     vcf_wins: u64,
-    /// Nodes ended by the static win test, and by the table.
+    /// Nodes ended by the static win test, by the table, and horizon nodes ended by the table.
     static_verdicts: u64,
     table_cuts: u64,
+    horizon_table_cuts: u64,
     /// Moves searched at quiet nodes by class, and how many of them were reduced.
     quiet_searched: [u64; 5],
     quiet_reduced: [u64; 5],
@@ -509,25 +510,74 @@ impl<'t> MainSearch<'t> {
         self.clock.nodes() + self.vcf.nodes()
     }
 
+    /// A node at the horizon (fewer than one ply left, no four to block): the table's score
+    /// when it settles the null window, else [`Self::horizon`]'s, stored for the next time. The
+    /// same stones are reached by many orders of the same moves, and a reduced move reaches
+    /// the horizon plies above the others, where the node may have been searched deeper
+    /// already; the table's answer spares the evaluation and the VCF (the gomoku journal,
+    /// "The horizon reads the table").
+    fn horizon_node(&mut self, ply: usize, alpha: Score, beta: Score) -> Score {
+        let key = self.key();
+        if beta - alpha == 1
+            && let Some(entry) = self.table.probe(key)
+        {
+            let score = score_from_table(entry.score, ply);
+            let cutoff = match entry.bound {
+                Bound::Exact => true,
+                Bound::Lower => score >= beta,
+                Bound::Upper => score <= alpha,
+            };
+            if cutoff {
+                self.counts.horizon_table_cuts += 1;
+                return score;
+            }
+        }
+        let eval = self.pos.evaluate();
+        let (score, bound) = self.horizon(ply, eval, beta);
+        if let Some(bound) = bound {
+            self.table.store_in(
+                key,
+                Entry {
+                    score: score_to_table(score, ply),
+                    best_move: Move::NONE,
+                    depth: 0,
+                    bound,
+                },
+                DepthUnit::QuarterPly,
+            );
+        }
+        score
+    }
+
     /// The horizon, given the node's static evaluation `eval`: that evaluation when it already
     /// reaches `beta` (the node fails high whatever a VCF would add), else a VCF of the side to
     /// move is a win (scored by its length), else the evaluation. Only called where the
-    /// opponent has no four (a five to block).
-    fn horizon(&mut self, ply: usize, eval: Score, beta: Score) -> Score {
+    /// opponent has no four (a five to block). With the score, what the table may keep of it:
+    /// a lower bound when the node stood pat, the score itself when a VCF was run or none was
+    /// possible, nothing when a VCF was left out because the path had seen it already
+    /// ([`Self::vcf_may_be_new`]: another path to the same stones may not have).
+    fn horizon(&mut self, ply: usize, eval: Score, beta: Score) -> (Score, Option<Bound>) {
         self.counts.horizons += 1;
         if eval >= beta {
-            return eval;
+            return (eval, Some(Bound::Lower));
         }
         let me = self.pos.side_to_move().index();
         let count = &self.pos.board.level_count[me];
-        if count[FOUR as usize] + count[OPEN_FOUR as usize] > 0 && self.vcf_may_be_new(ply) && {
-            self.counts.vcf_runs += 1;
-            self.vcf.solve(&mut self.pos, &self.vcf_limits)
-        } {
-            self.counts.vcf_wins += 1;
-            return WIN - (ply + self.vcf.line_len()) as Score;
+        if count[FOUR as usize] + count[OPEN_FOUR as usize] == 0 {
+            return (eval, Some(Bound::Exact));
         }
-        eval
+        if !self.vcf_may_be_new(ply) {
+            return (eval, None);
+        }
+        self.counts.vcf_runs += 1;
+        if self.vcf.solve(&mut self.pos, &self.vcf_limits) {
+            self.counts.vcf_wins += 1;
+            return (
+                WIN - (ply + self.vcf.line_len()) as Score,
+                Some(Bound::Exact),
+            );
+        }
+        (eval, Some(Bound::Exact))
     }
 
     /// Whether a VCF of the side to move at the horizon node `ply` may be one the search has
@@ -596,12 +646,11 @@ impl<'t> MainSearch<'t> {
             return self.pos.evaluate();
         }
 
-        // Step 3. Horizon: the evaluation if it reaches beta, else the mover's continuous
-        // fours, else the evaluation. A four to block is answered first (its block is searched
-        // past the horizon).
+        // Step 3. Horizon: the table's score, else the evaluation if it reaches beta, else the
+        // mover's continuous fours, else the evaluation. A four to block is answered first (its
+        // block is searched past the horizon).
         if depth < PLY && !must_block {
-            let eval = self.pos.evaluate();
-            return self.horizon(ply, eval, beta);
+            return self.horizon_node(ply, alpha, beta);
         }
 
         // Step 4. Mate-distance pruning.
@@ -644,7 +693,7 @@ impl<'t> MainSearch<'t> {
             }
             if depth <= RAZOR_DEPTH * PLY && eval + RAZOR_MARGIN * depth / PLY <= alpha {
                 // The evaluation is below alpha, so the horizon never stands pat here.
-                let score = self.horizon(ply, eval, beta);
+                let (score, _) = self.horizon(ply, eval, beta);
                 if score <= alpha {
                     return score;
                 }
@@ -967,12 +1016,47 @@ mod tests {
         let mut search = MainSearch::new(p, &table, SearchLimits::with_depth(1));
         let eval = search.pos.evaluate();
         assert!(eval.abs() < MATE_BOUND, "{eval}");
-        assert_eq!(search.horizon(0, eval, eval), eval);
-        assert_eq!(search.horizon(0, eval, -INFINITY), eval);
+        assert_eq!(search.horizon(0, eval, eval), (eval, Some(Bound::Lower)));
+        assert_eq!(
+            search.horizon(0, eval, -INFINITY),
+            (eval, Some(Bound::Lower))
+        );
         assert_eq!(search.vcf.nodes(), 0, "a stand-pat runs no VCF");
-        let won = search.horizon(0, eval, eval + 1);
+        let (won, bound) = search.horizon(0, eval, eval + 1);
         assert!(won >= MATE_BOUND, "{won}");
+        assert_eq!(bound, Some(Bound::Exact));
         assert!(search.vcf.nodes() > 0);
+    }
+
+    #[test]
+    fn a_horizon_node_reached_again_reads_the_table_and_runs_no_second_vcf() {
+        // X to move has a VCF (the position above): the first visit of the horizon node runs it
+        // and stores the win; the second, by another path to the same stones, reads the win
+        // back and runs nothing. (Ply 1: the horizon's test of the mover's last stone reads
+        // the path from ply 2 on, and this search has none.)
+        let p = position(&VCF_X, &VCF_O);
+        let table = TranspositionTable::with_megabytes(1);
+        let mut search = MainSearch::new(p, &table, SearchLimits::with_depth(1));
+        let eval = search.pos.evaluate();
+        let won = search.horizon_node(1, eval, eval + 1);
+        assert!(won >= MATE_BOUND, "{won}");
+        let (runs, nodes) = (search.counts.vcf_runs, search.vcf.nodes());
+        assert_eq!(runs, 1);
+        assert_eq!(search.horizon_node(1, eval, eval + 1), won);
+        assert_eq!(search.counts.horizon_table_cuts, 1);
+        assert_eq!((search.counts.vcf_runs, search.vcf.nodes()), (runs, nodes));
+        // A stand-pat's score is a lower bound: it settles no window above it. Below beta, with
+        // no four to play, the evaluation is the node's whole score and settles any window.
+        let q = position(&[(7, 7), (8, 8)], &[(7, 8)]);
+        let mut search = MainSearch::new(q, &table, SearchLimits::with_depth(1));
+        let eval = search.pos.evaluate();
+        assert_eq!(search.horizon_node(1, eval - 1, eval), eval);
+        assert_eq!(search.horizon_node(1, eval, eval + 1), eval);
+        assert_eq!(search.counts.horizon_table_cuts, 0);
+        assert_eq!(search.horizon_node(1, eval - 2, eval - 1), eval);
+        assert_eq!(search.horizon_node(1, eval + 5, eval + 6), eval);
+        assert_eq!(search.counts.horizon_table_cuts, 2);
+        assert_eq!(search.counts.vcf_runs, 0);
     }
 
     #[test]
