@@ -584,30 +584,33 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
 /// order of [`order_features`]: the mover's level weights, its shape weights, then the
 /// opponent's (the defence's).
 fn order_weights() -> Vec<f64> {
-    [
-        &move_order::STRENGTH_ATTACK[..],
-        &move_order::STRENGTH_SHAPE_ATTACK[..],
-        &move_order::STRENGTH_DEFENCE[..],
-        &move_order::STRENGTH_SHAPE_DEFENCE[..],
-    ]
-    .concat()
-    .into_iter()
-    .map(f64::from)
-    .collect()
+    order_vector([
+        &move_order::STRENGTH_ATTACK,
+        &move_order::STRENGTH_SHAPE_ATTACK,
+        &move_order::STRENGTH_DEFENCE,
+        &move_order::STRENGTH_SHAPE_DEFENCE,
+    ])
 }
 
 /// The fitted order the engine uses now, laid out as [`order_weights`].
 fn order_in_use() -> Vec<f64> {
-    [
-        &move_order::ORDER_ATTACK[..],
-        &move_order::ORDER_SHAPE_ATTACK[..],
-        &move_order::ORDER_DEFENCE[..],
-        &move_order::ORDER_SHAPE_DEFENCE[..],
-    ]
-    .concat()
-    .into_iter()
-    .map(f64::from)
-    .collect()
+    order_vector([
+        &move_order::ORDER_ATTACK,
+        &move_order::ORDER_SHAPE_ATTACK,
+        &move_order::ORDER_DEFENCE,
+        &move_order::ORDER_SHAPE_DEFENCE,
+    ])
+}
+
+/// Four weight tables of eight (attack levels, attack shapes, defence levels, defence shapes)
+/// as one vector.
+fn order_vector(parts: [&[i32; 8]; 4]) -> Vec<f64> {
+    parts
+        .into_iter()
+        .flatten()
+        .copied()
+        .map(f64::from)
+        .collect()
 }
 
 /// Which of [`order_weights`] the fit moves: the levels from two to four and the shapes but

@@ -713,12 +713,7 @@ impl<'t, G: Game> Searcher<'t, G> {
             table_move = entry.best_move;
             if entry.depth as i32 >= depth {
                 let score = score_from_table(entry.score, ply);
-                let cutoff = match entry.bound {
-                    Bound::Exact => true,
-                    Bound::Lower => score >= beta,
-                    Bound::Upper => score <= alpha,
-                };
-                if cutoff {
+                if entry.bound.settles(score, alpha, beta) {
                     return score;
                 }
             }

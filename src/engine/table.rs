@@ -33,6 +33,19 @@ pub enum Bound {
     Upper,
 }
 
+impl Bound {
+    /// Whether a stored `score` of this bound settles a node searched with the window
+    /// (`alpha`, `beta`): exact, or a bound on the side the window cuts.
+    #[inline]
+    pub fn settles(self, score: Score, alpha: Score, beta: Score) -> bool {
+        match self {
+            Bound::Exact => true,
+            Bound::Lower => score >= beta,
+            Bound::Upper => score <= alpha,
+        }
+    }
+}
+
 /// A table entry as read: a copy, never a reference into the table.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Entry {
@@ -374,6 +387,15 @@ mod tests {
             depth,
             bound: Bound::Lower,
         }
+    }
+
+    #[test]
+    fn a_bound_settles_the_windows_on_its_side_and_an_exact_score_every_window() {
+        assert!(Bound::Exact.settles(5, 10, 11));
+        assert!(Bound::Lower.settles(11, 10, 11));
+        assert!(!Bound::Lower.settles(10, 10, 11));
+        assert!(Bound::Upper.settles(10, 10, 11));
+        assert!(!Bound::Upper.settles(11, 10, 11));
     }
 
     #[test]

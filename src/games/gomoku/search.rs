@@ -522,12 +522,7 @@ impl<'t> MainSearch<'t> {
             && let Some(entry) = self.table.probe(key)
         {
             let score = score_from_table(entry.score, ply);
-            let cutoff = match entry.bound {
-                Bound::Exact => true,
-                Bound::Lower => score >= beta,
-                Bound::Upper => score <= alpha,
-            };
-            if cutoff {
+            if entry.bound.settles(score, alpha, beta) {
                 self.counts.horizon_table_cuts += 1;
                 return score;
             }
@@ -671,12 +666,7 @@ impl<'t> MainSearch<'t> {
             table_move = entry.best_move;
             if !pv_node && entry.depth as i32 >= depth {
                 let score = score_from_table(entry.score, ply);
-                let cutoff = match entry.bound {
-                    Bound::Exact => true,
-                    Bound::Lower => score >= beta,
-                    Bound::Upper => score <= alpha,
-                };
-                if cutoff {
+                if entry.bound.settles(score, alpha, beta) {
                     self.counts.table_cuts += 1;
                     return score;
                 }
@@ -1006,15 +996,20 @@ mod tests {
         );
     }
 
+    /// A search of `p` to call the horizon on, and `p`'s static evaluation.
+    fn horizon_search(p: Gomoku, table: &TranspositionTable) -> (MainSearch<'_>, Score) {
+        let search = MainSearch::new(p, table, SearchLimits::with_depth(1));
+        let eval = search.pos.evaluate();
+        (search, eval)
+    }
+
     #[test]
     fn the_horizon_stands_pat_at_beta_and_runs_its_vcf_below_it() {
         // X to move has a VCF (the position of the test above). With the evaluation at or above
         // beta the node fails high whatever the VCF adds: the horizon returns the evaluation
         // and runs nothing; with beta above it, the VCF's win.
-        let p = position(&VCF_X, &VCF_O);
         let table = TranspositionTable::with_megabytes(1);
-        let mut search = MainSearch::new(p, &table, SearchLimits::with_depth(1));
-        let eval = search.pos.evaluate();
+        let (mut search, eval) = horizon_search(position(&VCF_X, &VCF_O), &table);
         assert!(eval.abs() < MATE_BOUND, "{eval}");
         assert_eq!(search.horizon(0, eval, eval), (eval, Some(Bound::Lower)));
         assert_eq!(
@@ -1034,10 +1029,8 @@ mod tests {
         // and stores the win; the second, by another path to the same stones, reads the win
         // back and runs nothing. (Ply 1: the horizon's test of the mover's last stone reads
         // the path from ply 2 on, and this search has none.)
-        let p = position(&VCF_X, &VCF_O);
         let table = TranspositionTable::with_megabytes(1);
-        let mut search = MainSearch::new(p, &table, SearchLimits::with_depth(1));
-        let eval = search.pos.evaluate();
+        let (mut search, eval) = horizon_search(position(&VCF_X, &VCF_O), &table);
         let won = search.horizon_node(1, eval, eval + 1);
         assert!(won >= MATE_BOUND, "{won}");
         let (runs, nodes) = (search.counts.vcf_runs, search.vcf.nodes());
@@ -1047,9 +1040,7 @@ mod tests {
         assert_eq!((search.counts.vcf_runs, search.vcf.nodes()), (runs, nodes));
         // A stand-pat's score is a lower bound: it settles no window above it. Below beta, with
         // no four to play, the evaluation is the node's whole score and settles any window.
-        let q = position(&[(7, 7), (8, 8)], &[(7, 8)]);
-        let mut search = MainSearch::new(q, &table, SearchLimits::with_depth(1));
-        let eval = search.pos.evaluate();
+        let (mut search, eval) = horizon_search(position(&[(7, 7), (8, 8)], &[(7, 8)]), &table);
         assert_eq!(search.horizon_node(1, eval - 1, eval), eval);
         assert_eq!(search.horizon_node(1, eval, eval + 1), eval);
         assert_eq!(search.counts.horizon_table_cuts, 0);
