@@ -215,7 +215,7 @@ struct OrderArgs {
     /// Every this many positions are held out of the fit.
     #[arg(long, default_value_t = 5)]
     holdout: usize,
-    /// Pull of each weight towards the hand-set one (per squared unit of log-odds).
+    /// Pull of each weight towards its starting value (`--from`) (per squared unit of log-odds).
     #[arg(long, default_value_t = 1e-3)]
     l2: f64,
     #[arg(long, default_value_t = 600)]
@@ -719,7 +719,7 @@ fn order(args: &OrderArgs) -> anyhow::Result<()> {
         bail!("no labelled positions with a judge's move among the search's moves");
     }
     let (strength, in_use) = (order_weights(), order_in_use());
-    let hand = match args.from {
+    let start = match args.from {
         OrderStart::Strength => strength.clone(),
         OrderStart::InUse => in_use.clone(),
     };
@@ -730,9 +730,9 @@ fn order(args: &OrderArgs) -> anyhow::Result<()> {
         10.0, 20.0, 40.0, 80.0, 120.0, 160.0, 240.0, 320.0, 480.0, 640.0, 960.0, 1280.0,
     ]
     .into_iter()
-    .min_by(|&a, &b| mean_loss(&hand, a, &train).total_cmp(&mean_loss(&hand, b, &train)))
+    .min_by(|&a, &b| mean_loss(&start, a, &train).total_cmp(&mean_loss(&start, b, &train)))
     .unwrap_or(40.0);
-    let mut w = hand.clone();
+    let mut w = start.clone();
     let mut adam = Adam::new(2.0, w.len());
     for step in 1..=args.steps {
         let mut grad = vec![0.0; w.len()];
@@ -742,7 +742,7 @@ fn order(args: &OrderArgs) -> anyhow::Result<()> {
         for (j, g) in grad.iter_mut().enumerate() {
             *g = if order_free(j) {
                 *g / train.len() as f64
-                    + 2.0 * args.l2 * (w[j] - hand[j]) / (temperature * temperature)
+                    + 2.0 * args.l2 * (w[j] - start[j]) / (temperature * temperature)
             } else {
                 0.0
             };
@@ -763,7 +763,7 @@ fn order(args: &OrderArgs) -> anyhow::Result<()> {
         train.len(),
         test.len(),
         args.from,
-        mean_loss(&hand, temperature, &test),
+        mean_loss(&start, temperature, &test),
         mean_loss(&fitted, temperature, &test)
     );
     for (name, lo, hi) in [
