@@ -93,6 +93,10 @@ use kibitz::tools::arena::openings::{parse_moves, play_moves};
 use kibitz::tools::arena::record::{cells_text, read_records};
 use kibitz::tools::arena::referee::Colour;
 
+#[path = "shared/mate_label.rs"]
+mod mate_label;
+use mate_label::{MATE_LABEL, is_mate};
+
 const SIZE: usize = 15;
 
 #[derive(clap::Parser)]
@@ -342,15 +346,6 @@ fn label(args: &LabelArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// A mate in `label --mates`'s output: `MATE_LABEL` less its plies, for the side to move.
-const MATE_LABEL: i32 = 20_000;
-
-/// Whether a label's score is a `label --mates` mate rather than a judge's number: mates are
-/// written as `MATE_LABEL` less their plies, far beyond any evaluation's score.
-fn is_mate(score: f64) -> bool {
-    score.abs() >= f64::from(MATE_LABEL / 2)
 }
 
 /// A label's score as `fit` reads it: a number as it is; a mate (`MATE_LABEL` less its

@@ -29,9 +29,9 @@ pub(crate) const LATE_MATE_LABELS: &str =
 pub(crate) const NEW_OPENINGS_MATE_LABELS: &str =
     include_str!("../data/gomoku/rapfi-labels-new-openings-mates-15x15.txt");
 
-/// How `gomoku_eval_fit label --mates` writes a forced win: this less its plies, minus that for
-/// a loss.
-const MATE_LABEL: f64 = 20_000.0;
+/// How `gomoku_eval_fit label --mates` writes a forced win (the fit tool's own reading of it).
+#[path = "../../examples/shared/mate_label.rs"]
+mod mate_label;
 /// The score a mate was fitted as (`gomoku_eval_fit fit --mate-label 1000`).
 const MATE_AS: f64 = 1_000.0;
 
@@ -69,7 +69,7 @@ fn errors(labels: &str, stones_in: Range<u32>) -> (usize, f64, f64) {
         .into_iter()
         .filter(|(_, p, _)| stones_in.contains(&p.board().stones))
         .map(|(score, p, chosen)| {
-            if score.abs() >= MATE_LABEL / 2.0 {
+            if mate_label::is_mate(score) {
                 (score.signum() * MATE_AS, p, chosen)
             } else {
                 (score, p, chosen)
