@@ -20,9 +20,10 @@ depths 4 to 9, positions that complete 9); the main-search nodes to complete dep
 Last, how good the moves are, judged by Rapfi at 5 s after each move that differs from the
 5 s label's (kibitz's, and Rapfi's own at 200 ms and 1 s): on open positions the share that
 leads into a forced loss or loses 150 of Rapfi's points or more, on won ones the share that
-keeps the win. The judged moves are kept in tests/data/gomoku/yardstick-judged-15x15.tsv; a
-move it does not have is judged with `--judge` (Rapfi's piskvork binary, on `--judge-core`)
-and added to it, or else reported as unjudged.
+keeps the win (a move kibitz proved wins, an `outcome`, is sound whatever the judge says: the
+judge misses some of those forced lines). The judged moves are kept in
+tests/data/gomoku/yardstick-judged-15x15.tsv; a move it does not have is judged with `--judge`
+(Rapfi's piskvork binary, on `--judge-core`) and added to it, or else reported as unjudged.
 
     cargo build --release && python3 benches/gomoku_yardstick.py               # 200,000 nodes
     python3 benches/gomoku_yardstick.py --nodes 1000000
@@ -106,20 +107,27 @@ def punished(best_eval, after):
 
 
 def judge_moves(name, played, judged, args):
-    """How good the moves of one player (`played`: (moves, labels, its move) a position) are,
-    by the judge: on open positions, how many lead into a forced loss (the judge then finds a
-    win for the opponent) or lose `BIG_DROP` or more of its evaluation; on positions the side
-    to move wins, how many keep the win. A move equal to the 5 s label's is sound by that
-    label; any other is looked up in the judged file, or judged now with `--judge` (and
-    added to the file), or else counted as unjudged."""
-    opened = lost = dropped = won = kept = unjudged = 0
-    for moves, labels, move in played:
+    """How good the moves of one player (`played`: (moves, labels, its move, whether it proved
+    the move wins) a position) are, by the judge: on open positions, how many lead into a
+    forced loss (the judge then finds a win for the opponent) or lose `BIG_DROP` or more of its
+    evaluation; on positions the side to move wins, how many keep the win. A move equal to the
+    5 s label's is sound by that label, and so is a move kibitz proved wins (an `outcome`: an
+    exact proof, a threat solver's or the exact engine's), whatever the judge says: the judge
+    at 5 s misses some of those forced lines, which kibitz then wins against Rapfi when played
+    out (the gomoku journal, "The search's decisive claims checked after the move"); such
+    overruled verdicts are counted. Any other move is looked up in the judged file, or judged
+    now with `--judge` (and added to the file), or else counted as unjudged."""
+    opened = lost = dropped = won = kept = unjudged = overruled = 0
+    for moves, labels, move, proved in played:
         best, best_eval = labels[5000]
         expected = verdict(best_eval)
         if expected == "loss":
             continue
         after = None
-        if move != best:
+        if proved and move != best:
+            said = judged.get(cells(moves + [move]), ("-", "?"))[1]
+            overruled += said != "?" and verdict(said) != "loss"
+        elif move != best:
             key = cells(moves + [move])
             if key not in judged and args.judge:
                 reply, evaluation = piskvork.judge(args.judge, moves + [move], JUDGE_MS, args.judge_core)
@@ -143,7 +151,8 @@ def judge_moves(name, played, judged, args):
                 dropped += kind == "drop"
     print(f"    {name:<12} open: into a forced loss {share(lost, opened)}, a drop of "
           f"{BIG_DROP} or more {share(dropped, opened)}; won: the win kept {share(kept, won)}"
-          + (f"; {unjudged} moves unjudged" if unjudged else ""))
+          + (f"; {unjudged} moves unjudged" if unjudged else "")
+          + (f"; {overruled} proven wins the judge did not see" if overruled else ""))
 
 
 def share(n, of):
@@ -236,7 +245,7 @@ def main():
     for pid, moves, labels in positions:
         a = answer(binary, moves, args)
         move = (a["move"]["col"], a["move"]["row"])
-        played.append((moves, labels, move))
+        played.append((moves, labels, move, a.get("outcome") == "win"))
         best, best_eval = labels[5000]
         expected = verdict(best_eval)
         if expected is None:
@@ -289,7 +298,8 @@ def main():
     judged = load_judged(args.judged)
     judge_moves("kibitz", played, judged, args)
     for budget, name in ((200, "Rapfi-200ms"), (1000, "Rapfi-1s")):
-        judge_moves(name, [(m, labels, labels[budget][0]) for m, labels, _ in played], judged, args)
+        rapfi = [(m, labels, labels[budget][0], False) for m, labels, _, _ in played]
+        judge_moves(name, rapfi, judged, args)
 
 
 if __name__ == "__main__":
