@@ -124,11 +124,11 @@ def judge_moves(name, played, judged, args):
         if expected == "loss":
             continue
         after = None
+        key = cells(moves + [move])
         if proved and move != best:
-            said = judged.get(cells(moves + [move]), ("-", "?"))[1]
+            said = judged.get(key, ("-", "?"))[1]
             overruled += said != "?" and verdict(said) != "loss"
         elif move != best:
-            key = cells(moves + [move])
             if key not in judged and args.judge:
                 reply, evaluation = piskvork.judge(args.judge, moves + [move], JUDGE_MS, args.judge_core)
                 reply = f"{reply[0]},{reply[1]}" if reply else "-"

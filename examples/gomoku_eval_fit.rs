@@ -578,7 +578,7 @@ fn fit(args: &FitArgs) -> anyhow::Result<()> {
 /// The hand-set strength's weights (the fit's usual starting point) in one vector, in the
 /// order of [`order_features`]: the mover's level weights, its shape weights, then the
 /// opponent's (the defence's).
-fn order_weights() -> Vec<f64> {
+fn order_strength() -> Vec<f64> {
     order_vector([
         &move_order::STRENGTH_ATTACK,
         &move_order::STRENGTH_SHAPE_ATTACK,
@@ -587,7 +587,7 @@ fn order_weights() -> Vec<f64> {
     ])
 }
 
-/// The fitted order the engine uses now, laid out as [`order_weights`].
+/// The fitted order the engine uses now, laid out as [`order_strength`].
 fn order_in_use() -> Vec<f64> {
     order_vector([
         &move_order::ORDER_ATTACK,
@@ -608,7 +608,7 @@ fn order_vector(parts: [&[i32; 8]; 4]) -> Vec<f64> {
         .collect()
 }
 
-/// Which of [`order_weights`] the fit moves: the levels from two to four and the shapes but
+/// Which of [`order_strength`] the fit moves: the levels from two to four and the shapes but
 /// the double four; none, open four, five and the double four are wins or nothing, kept.
 fn order_free(j: usize) -> bool {
     let (part, i) = (j / 8, j % 8);
@@ -620,7 +620,7 @@ fn order_free(j: usize) -> bool {
 }
 
 /// The move order's features of `cell` for `mover`: per side, the count of each level over
-/// the four directions and the shape class, as [`order_weights`] reads them.
+/// the four directions and the shape class, as [`order_strength`] reads them.
 fn order_features(board: &Board, cell: usize, mover: usize) -> [f64; 32] {
     let mut x = [0.0; 32];
     for (part, side) in [mover, 1 - mover].into_iter().enumerate() {
@@ -713,7 +713,7 @@ fn order(args: &OrderArgs) -> anyhow::Result<()> {
     if train.is_empty() {
         bail!("no labelled positions with a judge's move among the search's moves");
     }
-    let (strength, in_use) = (order_weights(), order_in_use());
+    let (strength, in_use) = (order_strength(), order_in_use());
     let start = match args.from {
         OrderStart::Strength => strength.clone(),
         OrderStart::InUse => in_use.clone(),

@@ -32,6 +32,7 @@ pub(crate) const NEW_OPENINGS_MATE_LABELS: &str =
 /// How `gomoku_eval_fit label --mates` writes a forced win (the fit tool's own reading of it).
 #[path = "../../examples/shared/mate_label.rs"]
 mod mate_label;
+
 /// The score a mate was fitted as (`gomoku_eval_fit fit --mate-label 1000`).
 const MATE_AS: f64 = 1_000.0;
 
