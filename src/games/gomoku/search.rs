@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use super::Gomoku;
 use super::move_order;
-use super::patterns::{FIVE, FOUR, OPEN_FOUR, OPEN_THREE};
+use super::patterns::{FOUR, OPEN_FOUR, OPEN_THREE};
 use super::vcf::{MAX_FOURS, VcfLimits, VcfSolver};
 use super::wincheck::Verdict;
 use crate::engine::clock::NodeClock;
@@ -498,11 +498,11 @@ impl<'t> MainSearch<'t> {
         self.pos.hash() ^ TABLE_SALT
     }
 
-    /// The opponent has a four (a five to block) or an open three: nothing may be pruned.
+    /// The opponent has a four (a five to block, counted as the threat rules count it: not a
+    /// renju overline point of black's) or an open three: nothing may be pruned.
     fn forcing(&self) -> bool {
         let opp = 1 - self.pos.side_to_move().index();
-        let count = &self.pos.board.level_count[opp];
-        count[FIVE as usize] > 0 || count[OPEN_FOUR as usize] > 0
+        self.pos.must_answer_threat() || self.pos.board.level_count[opp][OPEN_FOUR as usize] > 0
     }
 
     /// Every node of this search so far: its own and its horizon VCFs'.

@@ -70,7 +70,7 @@ impl Gomoku {
         // Under renju the threat solvers know black's forbidden points (never played, as a
         // threat or a block; a four or three completed only on one is no threat), so black
         // runs them too.
-        if self.board.level_count[self.to_move.other().index()][FIVE as usize] == 0 {
+        if self.five_cells(self.to_move.other(), &mut [0; 1]) == 0 {
             // Step 2. Our own VCF, with up to a third of the budget (usually far less).
             let vcf_limits = vcf::VcfLimits {
                 deadline: share(3),

@@ -10,7 +10,9 @@
 //! In order, for the side to move ("me"):
 //! 1. I have a cell that makes five: win in 1.
 //! 2. The opponent has two or more such cells: I can block one only: loss in 2.
-//! 3. The opponent has one: the block is forced; nothing static to say.
+//! 3. The opponent has one: the block is forced; nothing static to say, unless I am renju's
+//!    black and the block is a forbidden point: loss in 2. (The move rules then offer every
+//!    allowed cell, each refuted by the five at its child: a full-width node the board decides.)
 //! 4. I have a cell that makes an open four, or two fours at once: the opponent, with no five
 //!    to make, cannot stop both completions: win in 3.
 //! 5. I have a four-three cell (a four and an open three at once) and the opponent has no cell
@@ -58,8 +60,11 @@ impl Gomoku {
         if self.first_five_cell(me).is_some() {
             return Some(Verdict::WinIn(1));
         }
-        match self.five_cells(me.other(), &mut [0usize; 2]) {
+        let mut their_fives = [0usize; 2];
+        match self.five_cells(me.other(), &mut their_fives) {
             0 => {}
+            // Renju's black may not block on a forbidden point: the five comes next.
+            1 if !self.allowed(their_fives[0], me) => return Some(Verdict::LossIn(2)),
             1 => return None,
             _ => return Some(Verdict::LossIn(2)),
         }
