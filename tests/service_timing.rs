@@ -11,6 +11,7 @@ mod common;
 mod redis_support;
 
 use common::*;
+use kibitz::config::Config;
 use kibitz::service::pool::{PoolError, ShedReason};
 use kibitz::service::{MoveQuery, ServiceError};
 use redis_support::*;
@@ -338,4 +339,91 @@ async fn move_p99_stays_within_budget_plus_10_ms_while_a_batch_runs() {
         "p99 {:?} with a batch running",
         percentile(&busy, 99)
     );
+}
+
+/// 25x25 boards of six in a row, whose patterns are computed rather than looked up: a node
+/// costs sixty times a 15x15 five-in-a-row one. Read every 1,024 nodes, the clock let these
+/// answers come 32 ms late (random positions of 46 and 73 stones).
+const SIX_IN_A_ROW_BOARDS: [[&str; 25]; 2] = [
+    [
+        ".........................",
+        ".........................",
+        ".........................",
+        ".........................",
+        ".........................",
+        ".........................",
+        "........X.O.....X........",
+        ".........................",
+        "............OXXO.........",
+        "......XO.X.OXX.O.........",
+        ".........XO......X.......",
+        "......O.O...XX....O......",
+        "......XX.......OO.O......",
+        "........X................",
+        ".......OO.......O.X......",
+        ".........X.....O..X......",
+        ".......OOO...............",
+        "......X..O..X....O.......",
+        ".........X...X...OX......",
+        ".........................",
+        ".........................",
+        ".........................",
+        ".........................",
+        ".........................",
+        ".........................",
+    ],
+    [
+        ".........................",
+        ".........................",
+        ".........................",
+        ".........................",
+        ".....X......X.O..........",
+        "......O.....O...O........",
+        "......XO....OX..O..OX....",
+        "......X......XO...X......",
+        "........XX.OX......X.....",
+        ".......O..X..O......X....",
+        "................X...O....",
+        ".......XX.....X.X........",
+        "............X...XX.......",
+        "......XO....O............",
+        "............O.....O.X....",
+        "......X.............X....",
+        ".....O.X..OOOX..OO.O.....",
+        "........X.XO.............",
+        "....OO..X.OO.XO..O..X....",
+        ".......O.X..O.X..O.......",
+        ".......X.....X....OO.....",
+        ".........................",
+        ".........................",
+        ".........................",
+        ".........................",
+    ],
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_nodes_still_answer_within_budget_plus_10_ms() {
+    let _serial = SERIAL.lock().await;
+    let state = state_with(Config {
+        workers: 1,
+        ..Config::for_tests()
+    });
+    for (board, overline) in SIX_IN_A_ROW_BOARDS.iter().zip(["no_win", "win"]) {
+        for budget_ms in [50u64, 200] {
+            let body = json!({
+                "game": "gomoku",
+                "board": board,
+                "rules": {"win_length": 6, "overline": overline},
+                "budget_ms": budget_ms,
+            });
+            let started = Instant::now();
+            let reply = post_move(&state, body).await;
+            let took = started.elapsed();
+            assert_eq!(reply.status, 200, "{}", reply.text);
+            assert!(
+                took <= Duration::from_millis(budget_ms + 10),
+                "six in a row, overline {overline}, {budget_ms} ms: answered in {took:?}"
+            );
+        }
+    }
 }

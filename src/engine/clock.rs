@@ -11,8 +11,28 @@
 //! A search may also hold the deadline off for longer ([`NodeClock::untimed_through`]): the
 //! engine does so for positions small enough to solve at once, so that a late start (a queue,
 //! a busy machine) never costs a solvable position its exact answer.
+//!
+//! A node's cost is not a constant: gomoku's nodes cost about a microsecond on 15x15 with five
+//! in a row and sixty times that with six in a row, whose patterns are computed, not looked up.
+//! 1,024 such nodes between two reads of the clock let a 50 ms answer come 30 ms late. So the
+//! deadline is also read on a grid of its own between the regular polls, every
+//! [`NodeClock::time_interval`] nodes, which adapts to what the last nodes cost: a read about
+//! every [`TIME_READ_EVERY`], never more often than every [`MIN_TIME_INTERVAL`] nodes. Node
+//! limits and cancellation keep the fixed grid, so a node budget stops at the same node on any
+//! machine.
+
+use std::time::{Duration, Instant};
 
 use super::limits::{CHECK_INTERVAL, SearchLimits, StopReason};
+
+/// How often the deadline is read, in time: well inside the service's few milliseconds of grace.
+const TIME_READ_EVERY: Duration = Duration::from_micros(500);
+/// The fewest nodes between two reads of the deadline (a read costs tens of nanoseconds, a
+/// node of the slowest kind tens of microseconds).
+const MIN_TIME_INTERVAL: u64 = 4;
+/// The first interval, before any cost is known: small, so that slow nodes are found out in
+/// the first iteration, which no deadline stops.
+const FIRST_TIME_INTERVAL: u64 = 64;
 
 /// A search's node count and the limits it is polled against.
 pub struct NodeClock {
@@ -24,6 +44,11 @@ pub struct NodeClock {
     armed: bool,
     /// The deepest iteration the deadline does not stop (1 unless the search says otherwise).
     untimed_through: u32,
+    /// Nodes between two reads of the deadline on its own grid, the next count that reads it,
+    /// and when it was last read (see the module's last paragraph).
+    time_interval: u64,
+    next_time_check: u64,
+    last_time_read: Option<Instant>,
     /// Whether the deadline applies in the current iteration.
     timed: bool,
     /// Whether the search lowered its own node limit ([`NodeClock::cap_nodes`]).
@@ -39,6 +64,9 @@ impl NodeClock {
             stopped: None,
             armed: false,
             untimed_through: 1,
+            time_interval: FIRST_TIME_INTERVAL,
+            next_time_check: FIRST_TIME_INTERVAL,
+            last_time_read: None,
             timed: false,
             capped: false,
         }
@@ -130,8 +158,32 @@ impl NodeClock {
             if reached.is_some() {
                 self.stopped = reached;
             }
+        } else if total >= self.next_time_check {
+            self.read_time(total);
         }
         self.stopped.is_none()
+    }
+
+    /// The deadline's own poll: reads the clock, stops the search if the deadline applies and
+    /// has passed, and sets the next read so that reads come about every [`TIME_READ_EVERY`]:
+    /// fewer nodes apart when the last ones took longer, more (up to the regular grid's)
+    /// when they took less. Read in the untimed first iteration too, to learn the cost.
+    #[cold]
+    fn read_time(&mut self, total: u64) {
+        let now = Instant::now();
+        if let Some(last) = self.last_time_read {
+            let gap = now.saturating_duration_since(last);
+            if gap > TIME_READ_EVERY {
+                self.time_interval = (self.time_interval / 4).max(MIN_TIME_INTERVAL);
+            } else if gap < TIME_READ_EVERY / 4 {
+                self.time_interval = (self.time_interval * 2).min(CHECK_INTERVAL);
+            }
+        }
+        self.last_time_read = Some(now);
+        self.next_time_check = total + self.time_interval;
+        if self.timed && self.limits.deadline.is_some_and(|d| now >= d.0) {
+            self.stopped = Some(StopReason::Time);
+        }
     }
 }
 
@@ -197,6 +249,33 @@ mod tests {
         assert_eq!(clock.start_iteration(2, 0), None);
         while clock.visit(0) {}
         assert_eq!(clock.stopped(), Some(StopReason::Nodes));
+    }
+
+    #[test]
+    fn slow_nodes_stop_soon_after_the_deadline() {
+        // Nodes of 200 microseconds (gomoku's six in a row costs about 60): read every 1,024
+        // nodes, the deadline was seen 200 ms late.
+        let deadline = Instant::now() + Duration::from_millis(20);
+        let mut clock = NodeClock::new(SearchLimits {
+            deadline: Some(Deadline(deadline)),
+            ..Default::default()
+        });
+        let slow_node = || std::thread::sleep(Duration::from_micros(200));
+        clock.start_iteration(1, 0);
+        for _ in 0..20 {
+            slow_node();
+            assert!(clock.visit(0), "depth 1 ignores the deadline");
+        }
+        assert_eq!(clock.start_iteration(2, 0), None);
+        let mut late = 0;
+        while clock.visit(0) {
+            slow_node();
+            if Instant::now() >= deadline {
+                late += 1;
+            }
+            assert!(late < 64, "still searching {late} nodes after the deadline");
+        }
+        assert_eq!(clock.stopped(), Some(StopReason::Time));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! When a search must stop: a deadline, a depth, a node count, or a cancel flag.
 //!
-//! The first limit hit wins. The clock is read only every [`CHECK_INTERVAL`] nodes, so the
-//! check costs next to nothing per node while overshooting a deadline by well under a millisecond.
+//! The first limit hit wins. Node limits and cancellation are polled every [`CHECK_INTERVAL`]
+//! nodes, so the check costs next to nothing per node; the deadline on a grid of its own that
+//! follows the nodes' cost (`clock.rs`), so that slow nodes overshoot it by under a millisecond
+//! too.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
