@@ -4,11 +4,13 @@
 //! it on that line ([`reach`]: `k - 1` in free-style, where every window through the cell lies
 //! within them; `k` under the exactly-five rule, which must also see the cell just past a
 //! window). So a pattern is a pure function of two small bit masks, own stones and blocked cells
-//! (opponent stones or off-board) of that segment. For k <= 5 the function is tabulated once per
-//! rule set (2^16 bytes for free-style five, which stays in cache; 2^20 for exactly five; built
-//! by dynamic programming over
-//! segments with more stones first); k = 6 computes it directly, and longer lines (k >= 7) only
-//! tell fives and fours apart, which keeps a move cheap on 25x25. The board keeps one pattern per
+//! (opponent stones or off-board) of that segment. For k <= 5, and six or more in a row, the
+//! function is tabulated once per rule set (2^16 bytes for free-style five, which stays in
+//! cache; 2^20 for exactly five and for six or more, whose reach is the same; built by dynamic
+//! programming over segments with more stones first); exactly six (2^24 entries, too long to
+//! build within a request's budget) computes it directly, about sixty times a table's cost a
+//! move, and longer lines (k >= 7) only tell fives and fours apart, which keeps a move cheap on
+//! 25x25. The board keeps one pattern per
 //! (empty cell, side, direction) and refreshes only the cells within `H` of a changed cell,
 //! which is what makes the evaluation incremental.
 
@@ -36,7 +38,8 @@ pub const FIVE: u8 = 7;
 /// Number of levels (array sizes).
 pub const LEVELS: usize = 8;
 
-/// Largest win length whose pattern function is tabulated.
+/// Largest win length whose pattern function is tabulated under both overline rules; six or
+/// more in a row is tabulated too (see [`table_for`]).
 const MAX_TABULATED_K: u32 = 5;
 /// Largest win length whose untabulated patterns include threes and twos.
 const MAX_FULL_DIRECT_K: u32 = 6;
@@ -197,12 +200,17 @@ fn build_table(k: u32, overline: Overline) -> Vec<u8> {
     table
 }
 
+/// The table of a rule set, built on first use: `k` from 3 to 5 under either overline rule,
+/// and six or more in a row, whose reach (5) and table (2^20 entries) are exactly five's. Its
+/// nodes computed the patterns directly and cost about sixty times a tabulated node (the gomoku
+/// journal, "Renju's overline points, six in a row's slow nodes").
 fn table_for(k: u32, overline: Overline) -> Option<&'static [u8]> {
-    static TABLES: [OnceLock<Vec<u8>>; 6] = [const { OnceLock::new() }; 6];
-    if !(3..=MAX_TABULATED_K).contains(&k) {
-        return None;
-    }
-    let slot = (k as usize - 3) * 2 + usize::from(overline == Overline::NoWin);
+    static TABLES: [OnceLock<Vec<u8>>; 7] = [const { OnceLock::new() }; 7];
+    let slot = match (k, overline) {
+        (3..=MAX_TABULATED_K, _) => (k as usize - 3) * 2 + usize::from(overline == Overline::NoWin),
+        (6, Overline::Win) => 6,
+        _ => return None,
+    };
     Some(
         TABLES[slot]
             .get_or_init(|| build_table(k, overline))
@@ -328,8 +336,9 @@ mod tests {
 
     #[test]
     fn direct_computation_agrees_with_the_table() {
-        for overline in [Overline::Win, Overline::NoWin] {
-            let table = PatternFn::new(5, overline);
+        for (k, overline) in [(5, Overline::Win), (5, Overline::NoWin), (6, Overline::Win)] {
+            let table = PatternFn::new(k, overline);
+            assert!(table.table().is_some(), "k {k} is tabulated");
             let h = table.h;
             let width = 2 * h + 1;
             let seg_mask = (1u64 << width) - 1;
@@ -344,7 +353,7 @@ mod tests {
                     c /= 3;
                 }
                 let free = seg_mask & !own & !blocked & !(1 << h);
-                let direct = level_direct(own | 1 << h, free, 5, overline, 1);
+                let direct = level_direct(own | 1 << h, free, k, overline, 1);
                 assert_eq!(table.level(own, blocked), direct, "{own:b} {blocked:b}");
             }
         }
