@@ -13,11 +13,11 @@
 //! a busy machine) never costs a solvable position its exact answer.
 //!
 //! A node's cost is not a constant: gomoku's nodes cost about a microsecond on 15x15 with five
-//! in a row and sixty times that with six in a row, whose patterns are computed, not looked up.
-//! 1,024 such nodes between two reads of the clock let a 50 ms answer come 30 ms late. So the
+//! in a row and sixty times that with exactly six, whose patterns are computed, not looked up.
+//! 1,024 such nodes between two reads of the clock let answers come up to 60 ms late. So the
 //! deadline is also read on a grid of its own between the regular polls, every
-//! [`NodeClock::time_interval`] nodes, which adapts to what the last nodes cost: a read about
-//! every [`TIME_READ_EVERY`], never more often than every [`MIN_TIME_INTERVAL`] nodes. Node
+//! `time_interval` nodes, which adapts to what the last nodes cost: a read about every
+//! `TIME_READ_EVERY`, never more often than every `MIN_TIME_INTERVAL` nodes. Node
 //! limits and cancellation keep the fixed grid, so a node budget stops at the same node on any
 //! machine.
 
@@ -51,6 +51,8 @@ pub struct NodeClock {
     last_time_read: Option<Instant>,
     /// Whether the deadline applies in the current iteration.
     timed: bool,
+    /// Whether it applies from the first iteration on ([`NodeClock::deadline_from_depth_one`]).
+    deadline_from_depth_one: bool,
     /// Whether the search lowered its own node limit ([`NodeClock::cap_nodes`]).
     capped: bool,
 }
@@ -68,6 +70,7 @@ impl NodeClock {
             next_time_check: FIRST_TIME_INTERVAL,
             last_time_read: None,
             timed: false,
+            deadline_from_depth_one: false,
             capped: false,
         }
     }
@@ -109,13 +112,23 @@ impl NodeClock {
         self.nodes += 1;
     }
 
+    /// Lets the deadline stop the first iteration too (node limits still wait for the second),
+    /// when `yes`: for a search whose caller has a move without it. It overrides
+    /// [`NodeClock::untimed_through`].
+    pub fn deadline_from_depth_one(mut self, yes: bool) -> Self {
+        self.deadline_from_depth_one = yes;
+        self
+    }
+
     /// Before the iteration at `depth`: arms the time and node limits from depth 2 on and says
     /// which, if any, is already reached. `outside` is the side searches' node count so far.
     pub fn start_iteration(&mut self, depth: u32, outside: u64) -> Option<StopReason> {
         self.armed = depth > 1;
-        self.timed = depth > self.untimed_through;
+        self.timed = depth > self.untimed_through || self.deadline_from_depth_one;
         if self.armed {
             self.armed_limit_reached(self.nodes + outside)
+        } else if self.timed && self.limits.deadline.is_some_and(|d| d.has_passed()) {
+            Some(StopReason::Time)
         } else {
             None
         }
@@ -253,7 +266,7 @@ mod tests {
 
     #[test]
     fn slow_nodes_stop_soon_after_the_deadline() {
-        // Nodes of 200 microseconds (gomoku's six in a row costs about 60): read every 1,024
+        // Nodes of 200 microseconds (gomoku's exactly six costs about 60): read every 1,024
         // nodes, the deadline was seen 200 ms late.
         let deadline = Instant::now() + Duration::from_millis(20);
         let mut clock = NodeClock::new(SearchLimits {
@@ -276,6 +289,27 @@ mod tests {
             assert!(late < 64, "still searching {late} nodes after the deadline");
         }
         assert_eq!(clock.stopped(), Some(StopReason::Time));
+    }
+
+    #[test]
+    fn a_deadline_from_depth_one_stops_the_first_iteration() {
+        let soon = Instant::now() + Duration::from_millis(5);
+        let limits = SearchLimits {
+            deadline: Some(Deadline(soon)),
+            ..Default::default()
+        };
+        let mut clock = NodeClock::new(limits.clone()).deadline_from_depth_one(true);
+        assert_eq!(clock.start_iteration(1, 0), None);
+        let mut visited = 0u64;
+        while clock.visit(0) {
+            std::thread::sleep(Duration::from_micros(200));
+            visited += 1;
+            assert!(visited < 1_000, "depth 1 ran on past its deadline");
+        }
+        assert_eq!(clock.stopped(), Some(StopReason::Time));
+        let mut passed = NodeClock::new(limits).deadline_from_depth_one(true);
+        std::thread::sleep(Duration::from_millis(6));
+        assert_eq!(passed.start_iteration(1, 0), Some(StopReason::Time));
     }
 
     #[test]

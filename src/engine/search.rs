@@ -66,6 +66,11 @@ pub struct SearchOptions {
     /// legal root move is a candidate, each iteration searches the root k times (Stockfish's
     /// loop, see `Searcher::iterate_multipv`) and fills [`SearchReport::lines`].
     pub multipv: usize,
+    /// The deadline binds from the first iteration (which otherwise ignores it, so that a
+    /// search always has a move): for a caller that has a move already and asks only whether
+    /// more can be proven in the time left, such as gomoku's check of a claimed win. On a big
+    /// board whose nodes are slow, a depth 1 over every legal move is no handful of nodes.
+    pub deadline_from_depth_one: bool,
 }
 
 /// Searches `root` under `limits` and reports the best move found.
@@ -167,7 +172,7 @@ impl<'t, G: Game> Searcher<'t, G> {
             pos,
             table,
             options,
-            clock: NodeClock::new(limits),
+            clock: NodeClock::new(limits).deadline_from_depth_one(options.deadline_from_depth_one),
             first_depth: 1,
             stats: TableStats::default(),
             ordering: MoveOrdering::new(move_space),

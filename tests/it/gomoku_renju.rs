@@ -330,21 +330,25 @@ fn renju_with_another_line_length_is_refused_at_the_variant() {
     assert_eq!(error.pointer, "/rules/variant");
 }
 
+/// White's four on row 5 is completed only at (5,4), a double three for black (with the
+/// column's stones at rows 3 and 4 and the diagonal's at (6,5) and (7,6)).
+const FORBIDDEN_BLOCK: [&str; 9] = [
+    ".........",
+    ".........",
+    ".........",
+    "....X....",
+    "....X....",
+    "OOOO*....",
+    ".....X...",
+    "......X..",
+    ".........",
+];
+
 #[test]
 fn black_still_moves_when_the_only_block_of_a_four_is_forbidden() {
-    // White's four on row 5 is completed only at (5,4), a double three for black: black cannot
-    // block, the game is lost, and the engine must still answer with an allowed move.
-    let (cells, block) = board(&[
-        ".........",
-        ".........",
-        ".........",
-        "....X....",
-        "....X....",
-        "OOOO*....",
-        ".....X...",
-        "......X..",
-        ".........",
-    ]);
+    // Black cannot block, the game is lost, and the engine must still answer with an allowed
+    // move.
+    let (cells, block) = board(&FORBIDDEN_BLOCK);
     let p = position(&cells);
     assert_eq!(p.forbidden(block), Some(Forbidden::DoubleThree));
     let table = TranspositionTable::with_megabytes(8);
@@ -517,8 +521,9 @@ fn white_wins_by_a_four_whose_only_block_is_forbidden_for_black() {
 // Black's overline points: fives in the board's patterns (white's five-or-more reading), no
 // threat under renju. The main search once read them as fives to block.
 
-/// A renju game of 82 moves, black to move (kibitz against Rapfi, 2026-12-07): black has an
-/// overline point on column 10 (rows 3 to 8 would be six) and white attacks.
+/// A renju game of 82 moves, black to move (kibitz against Rapfi, 2026-12-07): black has two
+/// overline points (row 7, column 5 on a diagonal; row 13, column 10 on its row) and white
+/// attacks.
 const OVERLINE_GAME: [&str; 15] = [
     "...............",
     "...............",
@@ -572,15 +577,7 @@ fn a_depth_one_search_stays_small_beside_an_overline_point() {
 
 #[test]
 fn black_facing_a_five_it_may_not_block_is_lost_on_the_board() {
-    // The block of white's four is a double three for black.
-    let (cells, block) = board(&[
-        ".........",
-        "....X....",
-        "....X....",
-        "OOOO*....",
-        ".....X...",
-        "......X..",
-    ]);
+    let (cells, block) = board(&FORBIDDEN_BLOCK);
     let p = position(&cells);
     assert_eq!(p.forbidden(block), Some(Forbidden::DoubleThree));
     assert_eq!(
@@ -589,7 +586,7 @@ fn black_facing_a_five_it_may_not_block_is_lost_on_the_board() {
     );
     // Where black may block, the board says nothing yet.
     let mut free = cells.clone();
-    free[SIZE + 4] = 0;
+    free[3 * SIZE + 4] = 0;
     assert_eq!(position(&free).forbidden(block), None);
     assert_eq!(position(&free).static_verdict(), None);
 }
