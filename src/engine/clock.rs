@@ -7,7 +7,8 @@
 //! it runs inside its nodes (gomoku's horizon VCF), which the caller passes in. A leaf may run
 //! dozens of such nodes: polling by the main count alone let a move overshoot its deadline by
 //! tens of milliseconds. Time and node limits are armed only from the second iteration, so a
-//! search always completes depth 1 and answers a legal move; only cancellation stops depth 1.
+//! search always completes depth 1 and answers a legal move; only cancellation stops depth 1,
+//! and the deadline for a caller that has a move already ([`NodeClock::deadline_from_depth_one`]).
 //! A search may also hold the deadline off for longer ([`NodeClock::untimed_through`]): the
 //! engine does so for positions small enough to solve at once, so that a late start (a queue,
 //! a busy machine) never costs a solvable position its exact answer.

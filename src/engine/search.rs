@@ -76,7 +76,9 @@ pub struct SearchOptions {
 /// Searches `root` under `limits` and reports the best move found.
 ///
 /// Always returns a legal move when the game is not over: the depth-1 iteration ignores the
-/// time and node limits (it is a handful of nodes), only cancellation stops it.
+/// time and node limits (it is a handful of nodes), only cancellation stops it, and the
+/// deadline when [`SearchOptions::deadline_from_depth_one`] asks (the move is then the first
+/// candidate, unsearched: for a caller that has a move of its own).
 pub fn search<G: Game>(
     root: &G,
     limits: &SearchLimits,

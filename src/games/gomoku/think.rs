@@ -252,7 +252,7 @@ impl Gomoku {
         let mut exact_limits = limits.clone();
         exact_limits.max_depth = Some(claim.plies_to_end);
         // The main search has a move: the check may stop in its first iteration. Its depth 1
-        // over every legal move of a 25x25 board of six in a row ran 33 ms past the turn.
+        // over every legal move of a 25x25 board of exactly six ran 33 ms past the turn.
         let options = SearchOptions {
             deadline_from_depth_one: true,
             ..options

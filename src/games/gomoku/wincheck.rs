@@ -311,8 +311,19 @@ mod tests {
                 }
                 Some(Verdict::LossIn(2)) => {
                     claims[2] += 1;
-                    assert!(p.five_cells(to_move.other(), &mut [0; 2]) >= 2);
                     assert!(p.immediate_win().is_none());
+                    // Two fives to block, or (renju's black) one on a forbidden point: every
+                    // move leaves the opponent a five.
+                    let mut moves = Vec::new();
+                    p.legal_moves(&mut moves);
+                    for mv in moves {
+                        let mut child = p.clone();
+                        child.make(mv);
+                        assert!(
+                            child.immediate_win().is_some(),
+                            "{mv:?} escapes the loss in 2 of {p:?}"
+                        );
+                    }
                 }
                 Some(Verdict::LossIn(plies)) => {
                     assert_eq!(plies, 4, "{p:?}");
