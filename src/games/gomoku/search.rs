@@ -426,7 +426,7 @@ impl<'t> MainSearch<'t> {
             .collect();
         // Stable: ties keep cell order (determinism).
         scored.sort_by_key(|&(hint, _)| std::cmp::Reverse(hint));
-        if !self.forcing() {
+        if !self.forcing(self.pos.must_answer_threat()) {
             scored.truncate(ROOT_WIDTH);
         }
         scored.into_iter().map(|(_, mv)| (mv, -INFINITY)).collect()
@@ -499,10 +499,12 @@ impl<'t> MainSearch<'t> {
     }
 
     /// The opponent has a four (a five to block, counted as the threat rules count it: not a
-    /// renju overline point of black's) or an open three: nothing may be pruned.
-    fn forcing(&self) -> bool {
+    /// renju overline point of black's; the caller's `must_block`, from
+    /// [`Gomoku::must_answer_threat`], which a node has asked already) or an open three: nothing
+    /// may be pruned.
+    fn forcing(&self, must_block: bool) -> bool {
         let opp = 1 - self.pos.side_to_move().index();
-        self.pos.must_answer_threat() || self.pos.board.level_count[opp][OPEN_FOUR as usize] > 0
+        must_block || self.pos.board.level_count[opp][OPEN_FOUR as usize] > 0
     }
 
     /// Every node of this search so far: its own and its horizon VCFs'.
@@ -674,7 +676,7 @@ impl<'t> MainSearch<'t> {
         }
 
         // Step 6. Quiet-node pruning: reverse futility, then razoring into the horizon.
-        let quiet = !self.forcing();
+        let quiet = !self.forcing(must_block);
         let eval = if quiet { self.pos.evaluate() } else { 0 };
         if quiet && !pv_node && beta.abs() < MATE_BOUND {
             let margin = REVERSE_FUTILITY_MARGIN * depth / PLY;
